@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dmaio-cp: copy a file through a dma-buf: SRC -> buffer -> DST, each direction by the path libdmaio
+ * chooses (or the one forced with --path), in chunks of the buffer size.
+ */
+#include <dmaio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "dmaio-cp"
+#define MIB ((uint64_t)1 << 20)
+#define BUF_MAX (256 * MIB)
+#define BUF_MIN MIB
+#define VERIFY_CHUNK (4 * MIB)
+
+struct dir_stats {
+	uint64_t bytes;
+	uint64_t ns;
+	uint64_t calls;
+	uint64_t fallbacks;
+	uint64_t unaligned;
+	uint64_t path_bytes[DMAIO_PATH_COUNT];
+};
+
+struct progress {
+	bool on;
+	bool shown;
+	uint64_t total;
+	uint64_t t0;
+	uint64_t last;
+};
+
+static bool verbose;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void human_size(char *out, size_t len, uint64_t v)
+{
+	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024.0 && u < 4) {
+		d /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, len, "%" PRIu64 " B", v);
+	else
+		snprintf(out, len, "%.1f %s", d, unit[u]);
+}
+
+static double mbps(uint64_t bytes, uint64_t ns)
+{
+	return ns ? (double)bytes * 1000.0 / (double)ns : 0.0;
+}
+
+static void progress_update(struct progress *p, uint64_t done)
+{
+	uint64_t t = now_ns(), el;
+	char a[32], b[32], eta[32];
+	double rate;
+
+	if (!p->on)
+		return;
+	el = t - p->t0;
+	if (el < 1000000000ull || (p->shown && t - p->last < 250000000ull))
+		return;
+	rate = (double)done / ((double)el / 1e9);
+	human_size(a, sizeof(a), done);
+	human_size(b, sizeof(b), p->total);
+	if (rate > 0 && p->total > done) {
+		uint64_t s = (uint64_t)((double)(p->total - done) / rate + 0.5);
+
+		snprintf(eta, sizeof(eta), "ETA %" PRIu64 ":%02" PRIu64, s / 60, s % 60);
+	} else {
+		snprintf(eta, sizeof(eta), "ETA -:--");
+	}
+	fprintf(stderr, "\r\033[K%s / %s  %.0f MB/s  %s", a, b, rate / 1e6, eta);
+	fflush(stderr);
+	p->shown = true;
+	p->last = t;
+}
+
+static void progress_clear(struct progress *p)
+{
+	if (p->shown) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+		p->shown = false;
+	}
+}
+
+static void account(struct dir_stats *d, const struct dmaio_xfer *x)
+{
+	d->bytes += x->done;
+	d->ns += x->ns;
+	d->calls++;
+	d->fallbacks += x->fallbacks;
+	d->unaligned += x->unaligned;
+	if (x->path >= 0 && x->path < DMAIO_PATH_COUNT)
+		d->path_bytes[x->path] += x->done;
+}
+
+static void io_error(const char *what, const char *name, int err, unsigned flags)
+{
+	int forced = (int)(flags & DMAIO_RW_PATH_MASK);
+
+	if (err == -EOPNOTSUPP && forced)
+		fprintf(stderr, PROG ": %s %s: path '%s' cannot serve this buffer and file (%s)\n", what,
+			name, dmaio_path_name(forced), strerror(-err));
+	else
+		fprintf(stderr, PROG ": %s %s: %s\n", what, name, strerror(-err));
+}
+
+static void report_dir(const char *what, const char *name, const struct dir_stats *d)
+{
+	int p, n = 0;
+
+	printf("%-5s %s: %" PRIu64 " bytes in %.3f s, %.1f MB/s, ", what, name, d->bytes, d->ns / 1e9,
+	       mbps(d->bytes, d->ns));
+	for (p = 0; p < DMAIO_PATH_COUNT; p++)
+		if (d->path_bytes[p])
+			n++;
+	if (n == 0) {
+		printf("no path used");
+	} else if (n == 1) {
+		for (p = 0; p < DMAIO_PATH_COUNT; p++)
+			if (d->path_bytes[p])
+				printf("path %s", dmaio_path_name(p));
+	} else {
+		printf("paths");
+		for (p = 0; p < DMAIO_PATH_COUNT; p++)
+			if (d->path_bytes[p])
+				printf(" %s (%" PRIu64 " bytes)", dmaio_path_name(p), d->path_bytes[p]);
+	}
+	printf(" (%" PRIu64 " calls, %" PRIu64 " fallbacks, %" PRIu64 " unaligned bytes)\n", d->calls,
+	       d->fallbacks, d->unaligned);
+}
+
+/* Re-read both files (page cache dropped first, so DST comes from the disk) and compare. */
+static int verify(const char *src, const char *dst, uint64_t expect)
+{
+	unsigned char *a = NULL, *b = NULL;
+	int fa = -1, fb = -1, ret = 1;
+	uint64_t off = 0;
+
+	fa = open(src, O_RDONLY | O_CLOEXEC);
+	if (fa < 0) {
+		fprintf(stderr, PROG ": verify: open %s: %s\n", src, strerror(errno));
+		goto out;
+	}
+	fb = open(dst, O_RDONLY | O_CLOEXEC);
+	if (fb < 0) {
+		fprintf(stderr, PROG ": verify: open %s: %s\n", dst, strerror(errno));
+		goto out;
+	}
+	posix_fadvise(fa, 0, 0, POSIX_FADV_DONTNEED);
+	posix_fadvise(fb, 0, 0, POSIX_FADV_DONTNEED);
+	a = malloc(VERIFY_CHUNK);
+	b = malloc(VERIFY_CHUNK);
+	if (!a || !b) {
+		fprintf(stderr, PROG ": verify: out of memory\n");
+		goto out;
+	}
+	for (;;) {
+		ssize_t na = 0, nb = 0, r;
+		size_t i, n;
+
+		/* fill both chunks fully (short reads only at EOF) */
+		while (na < (ssize_t)VERIFY_CHUNK) {
+			r = pread(fa, a + na, VERIFY_CHUNK - (size_t)na, (off_t)(off + (uint64_t)na));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				fprintf(stderr, PROG ": verify: read %s: %s\n", src, strerror(errno));
+				goto out;
+			}
+			if (r == 0)
+				break;
+			na += r;
+		}
+		while (nb < (ssize_t)VERIFY_CHUNK) {
+			r = pread(fb, b + nb, VERIFY_CHUNK - (size_t)nb, (off_t)(off + (uint64_t)nb));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				fprintf(stderr, PROG ": verify: read %s: %s\n", dst, strerror(errno));
+				goto out;
+			}
+			if (r == 0)
+				break;
+			nb += r;
+		}
+		n = (size_t)(na < nb ? na : nb);
+		if (memcmp(a, b, n)) {
+			for (i = 0; i < n && a[i] == b[i]; i++)
+				;
+			fprintf(stderr, PROG ": verify: %s and %s differ at byte %" PRIu64 " (0x%" PRIx64 ")\n",
+				src, dst, off + i, off + i);
+			goto out;
+		}
+		if (na != nb) {
+			fprintf(stderr, PROG ": verify: %s and %s differ in size: %s ends at byte %" PRIu64 "\n",
+				src, dst, na < nb ? src : dst, off + n);
+			goto out;
+		}
+		off += n;
+		if (na < (ssize_t)VERIFY_CHUNK)
+			break;
+	}
+	if (off != expect)
+		fprintf(stderr, PROG ": verify: note: %s has %" PRIu64 " bytes, %" PRIu64 " were copied\n", src,
+			off, expect);
+	if (verbose)
+		printf("verify: %" PRIu64 " bytes identical (re-read from the files)\n", off);
+	ret = 0;
+out:
+	free(a);
+	free(b);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return ret;
+}
+
+static void usage(FILE *out)
+{
+	int p;
+
+	fprintf(out,
+		"Usage: " PROG " [--heap H] [--path P] [--verify] [-v] SRC DST\n"
+		"Copy SRC to DST through a dma-buf: SRC is read into the buffer and the buffer written\n"
+		"to DST, in chunks of the buffer size (the file size, at most 256 MiB).\n"
+		"\n"
+		"  --heap H    allocate from H: a /dev/dma_heap name, udmabuf, udmabuf-huge, drm, memfd\n"
+		"              (default: the best dma-buf provider, a memfd when there is none)\n"
+		"  --path P    force path P for both directions, without fallback; P is one of:\n"
+		"             ");
+	for (p = 0; p < DMAIO_PATH_COUNT; p++)
+		fprintf(out, " %s", dmaio_path_name(p) ? dmaio_path_name(p) : "?");
+	fprintf(out,
+		"\n"
+		"  --verify    re-read both files afterwards and compare them byte for byte\n"
+		"  -v          report the path of each direction, bytes and MB/s\n"
+		"  -h, --help  this help\n"
+		"\n"
+		"DST may be a directory. A progress line is shown on a terminal for copies over a second.\n"
+		"Exit status: 0 copied (and verified), 1 an error, 2 a usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "heap", required_argument, NULL, 'H' },
+		{ "path", required_argument, NULL, 'P' },
+		{ "verify", no_argument, NULL, 'V' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *heap = NULL, *path_name = NULL, *src, *dst;
+	char *dst_alloc = NULL;
+	bool do_verify = false;
+	struct dmaio_buf *buf = NULL;
+	struct dir_stats rd = { 0 }, wr = { 0 };
+	struct progress prog = { 0 };
+	struct stat sst, dstst;
+	unsigned flags = 0;
+	uint64_t size, off = 0, t0, t1;
+	size_t bs;
+	int c, sfd = -1, dfd = -1, ret, status = 1;
+
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			heap = optarg;
+			break;
+		case 'P':
+			path_name = optarg;
+			break;
+		case 'V':
+			do_verify = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, PROG ": expected SRC and DST\n");
+		usage(stderr);
+		return 2;
+	}
+	src = argv[optind];
+	dst = argv[optind + 1];
+	if (path_name) {
+		int p = dmaio_path_from_name(path_name);
+
+		if (p < 0) {
+			fprintf(stderr, PROG ": unknown path '%s' (see --help for the names)\n", path_name);
+			return 2;
+		}
+		if (p != DMAIO_PATH_AUTO)
+			flags = DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK;
+	}
+
+	sfd = open(src, O_RDONLY | O_CLOEXEC);
+	if (sfd < 0) {
+		fprintf(stderr, PROG ": open %s: %s\n", src, strerror(errno));
+		goto out;
+	}
+	if (fstat(sfd, &sst) < 0) {
+		fprintf(stderr, PROG ": stat %s: %s\n", src, strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(sst.st_mode)) {
+		fprintf(stderr, PROG ": %s: %s\n", src, strerror(EISDIR));
+		goto out;
+	}
+	size = (uint64_t)sst.st_size;
+	if (S_ISBLK(sst.st_mode)) {
+		struct dmaio_file_info fi;
+
+		ret = dmaio_probe_file(NULL, sfd, &fi);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": probe %s: %s\n", src, strerror(-ret));
+			goto out;
+		}
+		size = fi.size;
+	}
+
+	/* DST may be a directory: copy into it under SRC's name */
+	if (stat(dst, &dstst) == 0 && S_ISDIR(dstst.st_mode)) {
+		char *tmp = strdup(src);
+
+		if (!tmp || asprintf(&dst_alloc, "%s/%s", dst, basename(tmp)) < 0) {
+			free(tmp);
+			fprintf(stderr, PROG ": out of memory\n");
+			goto out;
+		}
+		free(tmp);
+		dst = dst_alloc;
+	}
+	if (stat(dst, &dstst) == 0 && dstst.st_dev == sst.st_dev && dstst.st_ino == sst.st_ino) {
+		fprintf(stderr, PROG ": %s and %s are the same file\n", src, dst);
+		goto out;
+	}
+	dfd = open(dst, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, sst.st_mode & 0777);
+	if (dfd < 0 && errno == EACCES)
+		dfd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, sst.st_mode & 0777);
+	if (dfd < 0) {
+		fprintf(stderr, PROG ": open %s: %s\n", dst, strerror(errno));
+		goto out;
+	}
+
+	t0 = now_ns();
+	if (size == 0)
+		goto done; /* nothing to move: DST is created empty */
+
+	bs = size < BUF_MAX ? (size_t)size : (size_t)BUF_MAX;
+	for (;;) {
+		ret = dmaio_alloc(NULL, heap, bs, heap ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, &buf);
+		/* above the provider's limit (udmabuf size_limit_mb) or short of memory: smaller chunks */
+		if ((ret == -EFBIG || ret == -ENOMEM) && bs / 2 >= BUF_MIN) {
+			bs /= 2;
+			continue;
+		}
+		break;
+	}
+	if (ret < 0) {
+		char hs[32];
+
+		human_size(hs, sizeof(hs), bs);
+		fprintf(stderr, PROG ": allocate %s from %s%s%s: %s%s\n", hs, heap ? "'" : "",
+			heap ? heap : "the default provider", heap ? "'" : "", strerror(-ret),
+			ret == -ENOENT ? " (no heap or provider of that name; run dmaio-info)" :
+			ret == -EACCES ? " (run dmaio-info for the permission fix)" :
+			ret == -ENODEV ? " (no dma-buf provider works; run dmaio-info)" : "");
+		goto out;
+	}
+	if (!heap && dmaio_buf_kind(buf) == DMAIO_BUF_MEMFD)
+		fprintf(stderr, PROG ": no dma-buf provider on this machine; using a memfd\n");
+	if (verbose) {
+		char hs[32];
+
+		human_size(hs, sizeof(hs), bs);
+		printf("buffer: %s from %s\n", hs, dmaio_buf_provider(buf));
+	}
+
+	prog.on = isatty(STDERR_FILENO);
+	prog.total = size;
+	prog.t0 = now_ns();
+	for (;;) {
+		struct dmaio_xfer x = { 0 };
+		ssize_t r, w;
+
+		r = dmaio_read_file_ex(buf, 0, sfd, (off_t)off, bs, flags, &x);
+		account(&rd, &x);
+		if (r < 0) {
+			progress_clear(&prog);
+			io_error("read", src, (int)r, flags);
+			goto out;
+		}
+		if (r == 0)
+			break;
+		memset(&x, 0, sizeof(x));
+		w = dmaio_write_file_ex(buf, 0, dfd, (off_t)off, (size_t)r, flags, &x);
+		account(&wr, &x);
+		if (w < 0) {
+			progress_clear(&prog);
+			io_error("write", dst, (int)w, flags);
+			goto out;
+		}
+		if (w != r) {
+			progress_clear(&prog);
+			fprintf(stderr, PROG ": write %s: short write (%zd of %zd bytes)\n", dst, w, r);
+			goto out;
+		}
+		off += (uint64_t)r;
+		if (off > prog.total)
+			prog.total = off;
+		progress_update(&prog, off);
+		if ((size_t)r < bs)
+			break; /* end of file */
+	}
+	progress_clear(&prog);
+done:
+	/* --verify re-reads DST from the disk: its pages must be clean to be dropped */
+	if (do_verify && dfd >= 0 && fdatasync(dfd) < 0) {
+		fprintf(stderr, PROG ": fsync %s: %s\n", dst, strerror(errno));
+		goto out;
+	}
+	if (dfd >= 0 && close(dfd) < 0) {
+		dfd = -1;
+		fprintf(stderr, PROG ": close %s: %s\n", dst, strerror(errno));
+		goto out;
+	}
+	dfd = -1;
+	t1 = now_ns();
+	if (verbose) {
+		report_dir("read", src, &rd);
+		report_dir("write", dst, &wr);
+		printf("total: %" PRIu64 " bytes in %.3f s, %.1f MB/s\n", off, (t1 - t0) / 1e9,
+		       mbps(off, t1 - t0));
+	}
+	if (off < size)
+		fprintf(stderr, PROG ": note: %s shrank during the copy: %" PRIu64 " of %" PRIu64 " bytes copied\n",
+			src, off, size);
+	if (do_verify) {
+		if (verbose)
+			fflush(stdout);
+		if (verify(src, dst, off))
+			goto out;
+	}
+	status = 0;
+out:
+	dmaio_free(buf);
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dst_alloc);
+	return status;
+}
