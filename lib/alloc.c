@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* Allocation: the provider table, the choice of provider for heap NULL, and dmaio_alloc. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dmaio-private.h"
+
+/* Named providers; any other name is looked up in /dev/dma_heap. */
+static const struct dmaio_provider *const providers[] = {
+	&dmaio_provider_udmabuf,
+	&dmaio_provider_udmabuf_huge,
+	&dmaio_provider_drm,
+	&dmaio_provider_memfd,
+};
+
+/* CMA heap names: fixed since 6.17, then the names of the default CMA area before it. */
+static const char *const cma_names[] = { "default_cma_region", "reserved", "linux,cma",
+					 "default-pool" };
+
+static const struct dmaio_provider *provider_by_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(providers); i++)
+		if (!strcmp(providers[i]->name, name))
+			return providers[i];
+	return &dmaio_provider_heap;
+}
+
+static int check_heap_name(const char *heap)
+{
+	size_t n = strlen(heap);
+
+	if (!n || n >= DMAIO_NAME_MAX || strchr(heap, '/') || strstr(heap, ".."))
+		return -EINVAL;
+	return 0;
+}
+
+static int new_buf(struct dmaio_ctx *c, const char *name, int kind, struct dmaio_buf **out)
+{
+	struct dmaio_buf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	if (pthread_mutex_init(&b->lock, NULL)) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->ctx = c;
+	b->kind = kind;
+	b->fd = -1;
+	b->memfd = -1;
+	b->stats.last_path = DMAIO_PATH_AUTO;
+	snprintf(b->provider, sizeof(b->provider), "%s", name);
+	*out = b;
+	return 0;
+}
+
+static void register_buf(struct dmaio_ctx *c, struct dmaio_buf *b)
+{
+	static uint64_t next_id; /* process-wide: registrations are keyed by it */
+
+	b->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&c->lock);
+	c->nbufs++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, const char *name,
+			size_t size, struct dmaio_buf **out)
+{
+	struct dmaio_buf *b;
+	int r = new_buf(c, name, p->kind, &b);
+
+	if (r)
+		return r;
+	r = p->alloc(c, name, size, b);
+	if (r) {
+		pthread_mutex_destroy(&b->lock);
+		free(b);
+		return r;
+	}
+	b->size = size;
+	register_buf(c, b);
+	*out = b;
+	return 0;
+}
+
+/* heap NULL: the provider that gives file I/O the fastest path here. A heap whose exporter takes
+ * RW_FILE first (the kernel does the I/O into its pages), then udmabuf (O_DIRECT into the same
+ * pages), then the system heap, the CMA heaps, any other heap, DRM. */
+static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct dmaio_buf **out)
+{
+	const char *order[16];
+	char heap_names[16][DMAIO_NAME_MAX];
+	int n = 0, last = -ENODEV;
+	uint64_t ulimit;
+	bool udmabuf;
+
+	pthread_mutex_lock(&c->lock);
+	dmaio_probe_sys_locked(c);
+	udmabuf = c->sys.udmabuf == DMAIO_CAP_YES;
+	ulimit = c->sys.udmabuf_size_limit;
+	for (int i = 0; i < c->nheaps && n < 4; i++)
+		if (c->heaps[i].info.rw_file == DMAIO_CAP_YES)
+			order[n] = strcpy(heap_names[n], c->heaps[i].name), n++;
+	if (udmabuf && (!ulimit || size <= ulimit))
+		order[n++] = "udmabuf";
+	if (dmaio_find_heap_locked(c, "system"))
+		order[n++] = "system";
+	for (size_t i = 0; i < ARRAY_SIZE(cma_names); i++)
+		if (dmaio_find_heap_locked(c, cma_names[i]))
+			order[n++] = cma_names[i];
+	for (int i = 0; i < c->nheaps && n < 14; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < n; j++)
+			seen |= !strcmp(order[j], c->heaps[i].name);
+		if (!seen && c->heaps[i].info.alloc == DMAIO_CAP_YES)
+			order[n] = strcpy(heap_names[n], c->heaps[i].name), n++;
+	}
+	if (c->sys.drm == DMAIO_CAP_YES)
+		order[n++] = "drm";
+	pthread_mutex_unlock(&c->lock);
+
+	for (int i = 0; i < n; i++) {
+		int r = try_provider(c, provider_by_name(order[i]), order[i], size, out);
+
+		if (!r) {
+			DBG(c, "alloc %zu bytes: provider %s", size, order[i]);
+			return 0;
+		}
+		DBG(c, "alloc %zu bytes: provider %s refused: %s", size, order[i], strerror(-r));
+		if (r == -ENOMEM || r == -EOVERFLOW)
+			return r;
+		last = r;
+	}
+	if (flags & DMAIO_ALLOC_ALLOW_NON_DMABUF) {
+		DBG(c, "alloc %zu bytes: no dma-buf provider works; using a plain memfd", size);
+		return try_provider(c, &dmaio_provider_memfd, "memfd", size, out);
+	}
+	DBG(c, "alloc: no dma-buf provider: /dev/dma_heap is %s, /dev/udmabuf %s, DRM %s. Enable "
+	    "CONFIG_DMABUF_HEAPS_SYSTEM or CONFIG_UDMABUF (modprobe udmabuf), install "
+	    "udev/60-dmaio.rules for access, or pass DMAIO_ALLOC_ALLOW_NON_DMABUF / heap \"memfd\"",
+	    n ? "present but refusing" : "empty or absent",
+	    udmabuf ? "present" : "absent or not accessible",
+	    c->sys.drm == DMAIO_CAP_YES ? "present" : "absent");
+	(void)last;
+	return -ENODEV;
+}
+
+DMAIO_EXPORT int dmaio_alloc(struct dmaio_ctx *ctx, const char *heap, size_t size, unsigned flags,
+			     struct dmaio_buf **buf)
+{
+	const struct dmaio_provider *p;
+	struct dmaio_ctx *c;
+	int r;
+
+	if (!buf || (flags & ~DMAIO_ALLOC_FLAGS_ALL) || !size)
+		return -EINVAL;
+	if ((flags & DMAIO_ALLOC_ALLOW_NON_DMABUF) && (flags & DMAIO_ALLOC_DMABUF_ONLY))
+		return -EINVAL;
+	if (heap && check_heap_name(heap))
+		return -EINVAL;
+	if (size > (size_t)INT64_MAX)
+		return -EOVERFLOW;
+	c = dmaio_ctx_get(ctx);
+	if (!c)
+		return -ENOMEM;
+	if (!heap)
+		return alloc_best(c, size, flags, buf);
+	p = provider_by_name(heap);
+	if (p == &dmaio_provider_memfd && (flags & DMAIO_ALLOC_DMABUF_ONLY))
+		return -EOPNOTSUPP;
+	r = try_provider(c, p, heap, size, buf);
+	if (r)
+		DBG(c, "alloc %zu bytes from %s: %s", size, heap, strerror(-r));
+	return r;
+}

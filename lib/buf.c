@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* Buffers: import, free, accessors, CPU mapping and sync. */
+#include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "dmaio-private.h"
+
+#define DMA_BUF_MAGIC_FS 0x444d4142u /* "DMAB": the dma-buf pseudo filesystem */
+
+DMAIO_EXPORT int dmaio_import(struct dmaio_ctx *ctx, int dmabuf_fd, unsigned flags,
+			      struct dmaio_buf **buf)
+{
+	struct dmaio_ctx *c;
+	struct dmaio_buf *b;
+	struct statfs sfs;
+	off_t size;
+	int fd;
+
+	if (!buf || flags)
+		return -EINVAL;
+	if (dmabuf_fd < 0 || fcntl(dmabuf_fd, F_GETFD) < 0)
+		return -EBADF;
+	if (fstatfs(dmabuf_fd, &sfs) || (uint32_t)sfs.f_type != DMA_BUF_MAGIC_FS)
+		return -ENOTTY;
+	size = lseek(dmabuf_fd, 0, SEEK_END); /* dma-bufs report their size this way */
+	if (size <= 0)
+		return size < 0 ? neg_errno() : -EINVAL;
+	c = dmaio_ctx_get(ctx);
+	if (!c)
+		return -ENOMEM;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	fd = fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0 || pthread_mutex_init(&b->lock, NULL)) {
+		int err = fd < 0 ? neg_errno() : -ENOMEM;
+
+		if (fd >= 0)
+			close(fd);
+		free(b);
+		return err;
+	}
+	b->ctx = c;
+	b->kind = DMAIO_BUF_IMPORTED;
+	b->fd = fd;
+	b->memfd = -1;
+	b->size = b->alloc_size = (size_t)size;
+	b->stats.last_path = DMAIO_PATH_AUTO;
+	strcpy(b->provider, "import");
+	b->id = 0;
+	{
+		static uint64_t import_ids = 1ull << 62;
+
+		b->id = __atomic_add_fetch(&import_ids, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_lock(&c->lock);
+	c->nbufs++;
+	pthread_mutex_unlock(&c->lock);
+	*buf = b;
+	return 0;
+}
+
+DMAIO_EXPORT void dmaio_free(struct dmaio_buf *buf)
+{
+	struct dmaio_ctx *c;
+
+	if (!buf)
+		return;
+	c = buf->ctx;
+	dmaio_engines_forget_buf(c, buf->id);
+	if (buf->addr)
+		munmap(buf->addr, buf->alloc_size);
+	if (buf->memfd >= 0 && buf->memfd != buf->fd)
+		close(buf->memfd);
+	if (buf->fd >= 0)
+		close(buf->fd);
+	pthread_mutex_lock(&c->lock);
+	dmaio_stats_add(&c->stats, &buf->stats);
+	c->nbufs--;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_destroy(&buf->lock);
+	memset(buf, 0, sizeof(*buf));
+	buf->fd = buf->memfd = -1;
+	free(buf);
+}
+
+DMAIO_EXPORT int dmaio_buf_fd(const struct dmaio_buf *buf)
+{
+	return buf ? buf->fd : -EINVAL;
+}
+
+DMAIO_EXPORT size_t dmaio_buf_size(const struct dmaio_buf *buf)
+{
+	return buf ? buf->size : 0;
+}
+
+DMAIO_EXPORT int dmaio_buf_kind(const struct dmaio_buf *buf)
+{
+	return buf ? buf->kind : -EINVAL;
+}
+
+DMAIO_EXPORT const char *dmaio_buf_provider(const struct dmaio_buf *buf)
+{
+	return buf ? buf->provider : NULL;
+}
+
+/* The mapping: the memfd's when there is one (same pages, and O_DIRECT works on it), else the
+ * dma-buf's. Created on first need, kept until unmap or free. */
+static int map_locked(struct dmaio_buf *b)
+{
+	int err;
+
+	if (b->addr)
+		return 0;
+	b->addr = sys_mmap(b->alloc_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   b->memfd >= 0 ? b->memfd : b->fd, 0, &err);
+	if (!b->addr)
+		return err == -EINVAL || err == -EACCES ? -ENODEV : err;
+	return 0;
+}
+
+int dmaio_buf_get_addr(struct dmaio_buf *b, char **addr)
+{
+	int r;
+
+	pthread_mutex_lock(&b->lock);
+	r = map_locked(b);
+	if (!r) {
+		b->io_refs++;
+		*addr = b->addr;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return r;
+}
+
+void dmaio_buf_put_addr(struct dmaio_buf *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->io_refs--;
+	pthread_mutex_unlock(&b->lock);
+}
+
+DMAIO_EXPORT int dmaio_map(struct dmaio_buf *buf, void **addr)
+{
+	int r;
+
+	if (!buf || !addr)
+		return -EINVAL;
+	pthread_mutex_lock(&buf->lock);
+	r = map_locked(buf);
+	if (!r) {
+		buf->user_mapped = true;
+		*addr = buf->addr;
+	}
+	pthread_mutex_unlock(&buf->lock);
+	return r;
+}
+
+DMAIO_EXPORT int dmaio_unmap(struct dmaio_buf *buf)
+{
+	void *addr = NULL;
+
+	if (!buf)
+		return -EINVAL;
+	pthread_mutex_lock(&buf->lock);
+	if (!buf->user_mapped) {
+		pthread_mutex_unlock(&buf->lock);
+		return -ENOENT;
+	}
+	buf->user_mapped = false;
+	if (buf->io_refs) {
+		/* an I/O call of another thread uses it: the mapping stays for the library */
+		pthread_mutex_unlock(&buf->lock);
+		return 0;
+	}
+	addr = buf->addr;
+	buf->addr = NULL;
+	pthread_mutex_unlock(&buf->lock);
+	/* registrations point at the old address */
+	dmaio_engines_forget_buf(buf->ctx, buf->id);
+	munmap(addr, buf->alloc_size);
+	return 0;
+}
+
+int dmaio_sync_ioctl(int fd, uint64_t flags)
+{
+	struct dma_buf_sync s = { .flags = flags };
+	int r;
+
+	do
+		r = sys_ioctl(fd, DMA_BUF_IOCTL_SYNC, &s);
+	while (r < 0 && (errno == EINTR || errno == EAGAIN));
+	return r < 0 ? neg_errno() : 0;
+}
+
+static int sync_common(struct dmaio_buf *buf, unsigned dir, uint64_t when)
+{
+	uint64_t f = 0;
+
+	if (!buf || !dir || (dir & ~DMAIO_SYNC_RW))
+		return -EINVAL;
+	if (!dmaio_buf_is_dmabuf(buf))
+		return 0;
+	if (dir & DMAIO_SYNC_READ)
+		f |= DMA_BUF_SYNC_READ;
+	if (dir & DMAIO_SYNC_WRITE)
+		f |= DMA_BUF_SYNC_WRITE;
+	return dmaio_sync_ioctl(buf->fd, f | when);
+}
+
+DMAIO_EXPORT int dmaio_sync_begin(struct dmaio_buf *buf, unsigned dir)
+{
+	return sync_common(buf, dir, DMA_BUF_SYNC_START);
+}
+
+DMAIO_EXPORT int dmaio_sync_end(struct dmaio_buf *buf, unsigned dir)
+{
+	return sync_common(buf, dir, DMA_BUF_SYNC_END);
+}
+
+DMAIO_EXPORT int dmaio_buf_stats(const struct dmaio_buf *buf, struct dmaio_stats *st)
+{
+	struct dmaio_buf *b = (struct dmaio_buf *)buf;
+
+	if (!buf || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&b->lock);
+	*st = b->stats;
+	pthread_mutex_unlock(&b->lock);
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* Provider "memfd": a sealed memfd that is not a dma-buf (machines without any provider). */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../dmaio-private.h"
+
+/* A memfd of at least size bytes (page or huge page multiple), sealed against shrinking and
+ * growing (and against further sealing when seals asks for F_SEAL_SEAL). */
+int dmaio_memfd_create(size_t size, bool huge, size_t *alloc_size, unsigned seals)
+{
+	uint64_t unit = huge ? dmaio_huge_page_size() : (uint64_t)dmaio_page_size();
+	uint64_t rounded;
+	int fd, err;
+
+	if (!unit)
+		return -EOPNOTSUPP;
+	if (size > SIZE_MAX - unit)
+		return -EOVERFLOW;
+	rounded = round_up_u64(size, unit);
+	if (rounded > (uint64_t)INT64_MAX)
+		return -EOVERFLOW;
+	fd = sys_memfd_create("dmaio", MFD_ALLOW_SEALING | (huge ? MFD_HUGETLB : 0));
+	if (fd < 0)
+		return errno == EINVAL && huge ? -EOPNOTSUPP : neg_errno();
+	if (sys_ftruncate(fd, (off_t)rounded))
+		goto fail;
+	if (huge && sys_fallocate(fd, 0, 0, (off_t)rounded)) {
+		/* hugetlb pages are reserved at fault time: claim them now for a clean error */
+		if (errno == ENOSPC)
+			errno = ENOMEM;
+		goto fail;
+	}
+	if (seals && fcntl(fd, F_ADD_SEALS, seals))
+		goto fail;
+	if (alloc_size)
+		*alloc_size = (size_t)rounded;
+	return fd;
+fail:
+	err = neg_errno();
+	close(fd);
+	return err;
+}
+
+static int memfd_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
+{
+	int fd = dmaio_memfd_create(size, false, &b->alloc_size,
+				    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+
+	(void)ctx;
+	(void)name;
+	if (fd < 0)
+		return fd;
+	b->fd = fd;
+	b->memfd = fd;
+	return 0;
+}
+
+const struct dmaio_provider dmaio_provider_memfd = {
+	.name = "memfd",
+	.kind = DMAIO_BUF_MEMFD,
+	.alloc = memfd_alloc,
+};
