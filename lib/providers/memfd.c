@@ -26,8 +26,10 @@ int dmaio_memfd_create(size_t size, bool huge, size_t *alloc_size, unsigned seal
 		return errno == EINVAL && huge ? -EOPNOTSUPP : neg_errno();
 	if (sys_ftruncate(fd, (off_t)rounded))
 		goto fail;
-	if (huge && sys_fallocate(fd, 0, 0, (off_t)rounded)) {
-		/* hugetlb pages are reserved at fault time: claim them now for a clean error */
+	/* back it with memory now, like every dma-buf provider does: a clean ENOMEM here rather
+	 * than SIGBUS later, and no page allocation inside the first I/O (hugetlb pages would
+	 * otherwise only be reserved at fault time) */
+	if (sys_fallocate(fd, 0, 0, (off_t)rounded)) {
 		if (errno == ENOSPC)
 			errno = ENOMEM;
 		goto fail;
