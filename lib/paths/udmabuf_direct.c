@@ -9,39 +9,42 @@
 #define MIN_WORTH (64u << 10)     /* below this, buffered I/O is as fast */
 #define REG_PIECE (1ull << 30)    /* io_uring takes at most 1 GiB per registered buffer */
 
-static int direct_mem_ok(struct dmaio_req *r, const char **why)
+/* Offsets of buffer and file must be congruent modulo the DIO memory alignment for the aligned
+ * middle to land on an aligned address; otherwise no byte can go direct. */
+static bool congruent(struct dmaio_req *r, struct dmaio_split *s)
 {
-	int fd = dmaio_file_direct_fd(r->file, r->write);
-	struct dmaio_split s;
 	uint64_t rel = r->done;
 
-	if (fd < 0) {
-		*why = "the file takes no O_DIRECT";
-		return fd;
-	}
 	dmaio_split_range(r->file_off + rel, r->len - rel, r->write ? UINT64_MAX : r->file->size,
-			  r->file->off_align, &s);
-	if (s.mid && (r->buf_off + rel + s.head) % r->file->mem_align) {
-		*why = "buffer offset and file offset differ modulo the O_DIRECT memory alignment";
-		return -EINVAL;
-	}
-	return s.mid >= MIN_WORTH ? 80 : 20;
+			  r->file->off_align, s);
+	return !s->mid || (r->buf_off + rel + s->head) % r->file->mem_align == 0;
 }
 
 static int score(struct dmaio_req *r, const char **why)
 {
-	int s;
+	struct dmaio_split s;
+	int fd;
 
 	if (r->buf->memfd < 0) {
 		*why = "no memfd behind this buffer";
 		return -EOPNOTSUPP;
 	}
-	s = direct_mem_ok(r, why);
-	if (s == 80)
-		*why = "O_DIRECT into the buffer's own pages, fixed buffers";
-	else if (s > 0)
+	fd = dmaio_file_direct_fd(r->file, r->write);
+	if (fd < 0) {
+		*why = "the file takes no O_DIRECT";
+		return fd;
+	}
+	if (!congruent(r, &s)) {
+		*why = "buffer and file offsets differ modulo the O_DIRECT memory alignment: "
+		       "all of it would go through the page cache";
+		return 20;
+	}
+	if (s.mid < MIN_WORTH) {
 		*why = "aligned middle too small to be worth O_DIRECT";
-	return s;
+		return 20;
+	}
+	*why = "O_DIRECT into the buffer's own pages, fixed buffers";
+	return 80;
 }
 
 static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
@@ -90,6 +93,10 @@ static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
 
 static int run(struct dmaio_req *r)
 {
+	struct dmaio_split s;
+
+	if (dmaio_file_direct_fd(r->file, r->write) < 0 || !congruent(r, &s))
+		return dmaio_req_buffered(r, r->done, r->len - r->done, true);
 	return dmaio_req_split_run(r, r->file->off_align, mid, NULL);
 }
 
