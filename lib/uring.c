@@ -34,6 +34,7 @@ struct dmaio_engine {
 	size_t bounce_chunk;
 	unsigned bounce_n;
 	bool bounce_fixed;
+	bool broken;                  /* submit/reap failed: never pooled again */
 	struct dmaio_engine *next, *next_free;
 };
 
@@ -105,11 +106,32 @@ int dmaio_engine_get(struct dmaio_ctx *ctx, struct dmaio_engine **out)
 	return 0;
 }
 
+static void engine_destroy(struct dmaio_engine *e)
+{
+	io_uring_queue_exit(&e->ring);
+	if (e->bounce)
+		munmap(e->bounce, e->bounce_chunk * e->bounce_n);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
 void dmaio_engine_put(struct dmaio_ctx *ctx, struct dmaio_engine *e)
 {
 	if (!e)
 		return;
 	pthread_mutex_lock(&ctx->lock);
+	if (e->broken) {
+		/* requests may be stuck in its queues: tear it down, never reuse it */
+		for (struct dmaio_engine **pp = &ctx->engines; *pp; pp = &(*pp)->next) {
+			if (*pp == e) {
+				*pp = e->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&ctx->lock);
+		engine_destroy(e);
+		return;
+	}
 	e->next_free = ctx->free_engines;
 	ctx->free_engines = e;
 	pthread_mutex_unlock(&ctx->lock);
@@ -121,11 +143,7 @@ void dmaio_engines_free(struct dmaio_ctx *ctx)
 
 	for (; e; e = n) {
 		n = e->next;
-		io_uring_queue_exit(&e->ring);
-		if (e->bounce)
-			munmap(e->bounce, e->bounce_chunk * e->bounce_n);
-		pthread_mutex_destroy(&e->lock);
-		free(e);
+		engine_destroy(e);
 	}
 	ctx->engines = ctx->free_engines = NULL;
 }
@@ -351,17 +369,20 @@ int dmaio_pipe_run(struct dmaio_engine *e, struct dmaio_pipe *p)
 			inflight++;
 		}
 		r = submit(e);
-		if (r < 0 && !inflight)
+		if (r < 0 && r != -EBUSY && r != -EAGAIN) {
+			/* the queue holds requests the kernel will not take: this ring is done */
+			e->broken = true;
+			p->done = 0; /* a lower bound: completions are unknown */
 			return r;
-		if (r < 0 && !err)
-			err = r;
+		}
 		if (!inflight)
 			break;
 		do
 			r = io_uring_wait_cqe(&e->ring, &cqe);
 		while (r == -EINTR);
 		if (r < 0) {
-			/* cannot reap: nothing more is safe to do with this ring */
+			e->broken = true;
+			p->done = 0;
 			return r;
 		}
 		io_uring_for_each_cqe(&e->ring, head, cqe) {
