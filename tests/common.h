@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the libdmaio test programs: argument parsing (--heap), provider
+ * resolution and skipping, the position-encoded data pattern, temp files on a real
+ * filesystem, file-descriptor accounting.
+ */
+#ifndef DMAIO_TEST_COMMON_H
+#define DMAIO_TEST_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dmaio.h"
+
+#define TEST_SKIP 77
+
+#define KiB ((size_t)1024)
+#define MiB ((size_t)1024 * 1024)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------------------------------ */
+/* Arguments */
+
+struct test_args {
+	const char *heap;      /* as asked for: "memfd", "system", "cma", "udmabuf", ... */
+	const char *heap_name; /* what dmaio_alloc() gets (cma resolved to a real heap name) */
+	bool expect_devices;   /* --expect-devices (or env): device nodes must exist and work */
+	bool quick;            /* DMAIO_TEST_QUICK=1 or running under valgrind */
+};
+
+/*
+ * Parse --heap NAME (or env DMAIO_TEST_HEAP, else @default_heap) and --expect-devices.
+ * Exits 77 when the heap is "cma" and no CMA heap exists, 2 on a usage error.
+ */
+void test_parse_args(int argc, char **argv, struct test_args *a, const char *default_heap);
+
+/* The first existing CMA heap name, or NULL. */
+const char *test_cma_heap(void);
+
+/*
+ * Device nodes must exist and work: --expect-devices, DMAIO_TEST_VM=1 (set by the test VM) or
+ * DMAIO_TEST_EXPECT_DEVICES=1. test_alloc_or_skip() then fails instead of skipping.
+ */
+bool test_expect_devices(void);
+
+/* True when sizes should be kept small (DMAIO_TEST_QUICK=1, valgrind). */
+bool test_quick(void);
+
+/* ENOENT, ENODEV, EACCES, EOPNOTSUPP: the provider is not usable here. */
+bool test_is_skip_err(int neg_err);
+
+/*
+ * dmaio_alloc() that exits 77 (with a message) when the provider is not usable here.
+ * "memfd" never skips: every error is returned to the caller.
+ */
+int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, unsigned flags,
+		       struct dmaio_buf **buf);
+
+/* "-EINVAL" style name of a negative errno (or the number). Static storage for unknowns. */
+const char *test_errname(long neg_err);
+
+/* Expected dmaio_buf_kind() for a heap name as given to dmaio_alloc(). */
+int test_expected_kind(const char *heap_name);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The position-encoded pattern */
+
+/*
+ * Byte x of a stream with seed s is byte (x & 7) (little-endian) of pat_word(s, x & ~7).
+ * pat_word() is a bijection of (seed * K + offset): every 8-byte word holds its own absolute
+ * offset, so a byte moved to any other place (or taken from another seed) is detected, and a
+ * wrong word can be decoded back to where it came from (pat_decode()).
+ */
+uint64_t pat_word(uint64_t seed, uint64_t off8);
+uint8_t pat_byte(uint64_t seed, uint64_t off);
+
+/* Fill @len bytes at @dst with the stream of @seed starting at stream offset @off. */
+void pat_fill(void *dst, size_t len, uint64_t seed, uint64_t off);
+/* Same, each byte complemented: differs from pat_fill() in every byte. */
+void pat_fill_inv(void *dst, size_t len, uint64_t seed, uint64_t off);
+
+/* Index of the first byte that differs from the stream, or -1 when all @len bytes match. */
+long long pat_check(const void *p, size_t len, uint64_t seed, uint64_t off);
+long long pat_check_inv(const void *p, size_t len, uint64_t seed, uint64_t off);
+
+/* Index of the first byte not equal to @byte, or -1. */
+long long mem_check_byte(const void *p, size_t len, uint8_t byte);
+/* Index of the first differing byte of @a and @b, or -1. */
+long long mem_first_diff(const void *a, const void *b, size_t len);
+
+/*
+ * Print (to stderr) a mismatch at byte @bad of @p (stream @seed at @off): expected and found
+ * bytes around it, and where the found word seems to come from.
+ */
+void pat_report(const char *what, const void *p, size_t len, uint64_t seed, uint64_t off,
+		long long bad, bool inv);
+
+/* Decode a pattern word: the stream offset it holds for @seed, or -1 if it is not of @seed. */
+int64_t pat_decode(uint64_t word, uint64_t seed, uint64_t max_off);
+
+/* Well-known seeds, registered so pat_report() can name where stray data came from. */
+#define SEED_GUARD 0x6775617264ull /* buffer guard */
+#define SEED_FILE 0x66696c65ull     /* source file for reads */
+#define SEED_BUF 0x627566ull        /* buffer contents for writes */
+#define SEED_DEST 0x64657374ull     /* destination file prefill */
+
+/* ------------------------------------------------------------------------------------------ */
+/* Files */
+
+/*
+ * The directories to create test files in: every writable directory of DMAIO_TEST_DIRS (space
+ * separated), else TMPDIR (unless tmpfs), else /var/tmp. Returns the count; @dirs[i] static.
+ */
+int test_dirs(const char **dirs, int max);
+/* The first of them. */
+const char *test_dir(void);
+
+/*
+ * Create an empty temp file in @dir (NULL: test_dir()), open O_RDWR|O_CLOEXEC. The path is
+ * copied to @path (may be NULL) and removed at exit. Returns the fd or exits on failure.
+ */
+int test_tmpfile(const char *dir, char *path, size_t path_len);
+
+/* Remove the temp files now (also done at exit). */
+void test_cleanup(void);
+
+ssize_t pread_full(int fd, void *p, size_t len, off_t off);
+ssize_t pwrite_full(int fd, const void *p, size_t len, off_t off);
+
+/* Write the stream @seed (stream offset = file offset) to [off, off + len) of @fd. 0 or -errno. */
+int file_fill_pattern(int fd, off_t off, size_t len, uint64_t seed);
+/* Write stream @seed from stream offset @pat_off (complemented when @inv) at [off, off + len). */
+int file_fill_stream(int fd, off_t off, size_t len, uint64_t seed, uint64_t pat_off, bool inv);
+/*
+ * Check [off, off + len) of @fd against stream @seed at stream offset @pat_off.
+ * Returns -1 when it matches, the first bad file offset, or -2 on a read error / short file.
+ */
+long long file_check_pattern(int fd, off_t off, size_t len, uint64_t seed, uint64_t pat_off);
+long long file_check_pattern_inv(int fd, off_t off, size_t len, uint64_t seed, uint64_t pat_off);
+/* Same for bytes that must be zero. */
+long long file_check_zero(int fd, off_t off, size_t len);
+
+/* 1 when an O_DIRECT open of @path works, 0 when it is refused. */
+int test_can_odirect(const char *path);
+
+/* ------------------------------------------------------------------------------------------ */
+/* File descriptors */
+
+/* Number of open fds of the process. */
+int test_count_fds(void);
+
+/* Bitmap of open fds (fds >= max are ignored). */
+void test_fd_snapshot(uint8_t *set, int max);
+
+/*
+ * Check that every fd open now but not in @before is close-on-exec. Prints each offender.
+ * Returns the number of offenders; *@nnew receives the number of new fds.
+ */
+int test_check_new_fds_cloexec(const uint8_t *before, int max, const char *what, int *nnew);
+
+#endif /* DMAIO_TEST_COMMON_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The public header alone, compiled as strict C99 (-std=c99 -pedantic -Werror, see
+ * meson.build), without _GNU_SOURCE, then linked and called.
+ */
+#undef _GNU_SOURCE
+#undef _DEFAULT_SOURCE
+#include <dmaio.h>
+#include <dmaio.h> /* include guard */
+
+/* the header provides every type it uses */
+static size_t sizes(void)
+{
+	struct dmaio_xfer x;
+	struct dmaio_stats st;
+	struct dmaio_sys_info si;
+	struct dmaio_heap_info hi;
+	struct dmaio_file_info fi;
+	ssize_t r = 0;
+	off_t o = 0;
+
+	x.done = 0;
+	st.ops = 0;
+	si.page_size = 0;
+	hi.name[0] = 0;
+	fi.size = 0;
+	return sizeof(x) + sizeof(st) + sizeof(si) + sizeof(hi) + sizeof(fi) + (size_t)r +
+	       (size_t)o + x.done + st.ops + si.page_size + (size_t)hi.name[0] + fi.size;
+}
+
+int main(void)
+{
+	const char *n = dmaio_path_name(DMAIO_PATH_BUFFERED);
+	unsigned fl = DMAIO_RW_PATH(DMAIO_PATH_SENDFILE) | DMAIO_RW_NO_FALLBACK;
+
+	if (!n || dmaio_path_from_name(n) != DMAIO_PATH_BUFFERED)
+		return 1;
+	if ((fl & ~DMAIO_RW_FLAGS_ALL) != 0 || (DMAIO_ALLOC_FLAGS_ALL & ~3u) != 0)
+		return 1;
+	if (DMAIO_PATH_COUNT != 7 || DMAIO_VERSION_MAJOR != 0)
+		return 1;
+	return sizes() > 0 ? 0 : 1;
+}
