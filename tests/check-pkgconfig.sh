@@ -8,7 +8,8 @@
 # into the DESTDIR), runs it against the installed library (LD_LIBRARY_PATH) with DMAIO_PATH
 # unset and set to each path that must serve a memfd buffer, and checks that every run gives
 # byte-identical output files.
-# Env: CC (compiler), MESON (meson command). Exit 0 ok, 1 failure, 77 tools missing.
+# Env: CC (compiler), MESON (meson command), CONSUMER_CFLAGS (e.g. -fsanitize=... to match a
+# sanitized build). Exit 0 ok, 1 failure, 77 tools missing.
 set -u
 # under the valgrind test setup: run the script itself natively (valgrind would report the
 # shell's own leaks)
@@ -57,7 +58,8 @@ echo "# pkg-config --cflags --libs libdmaio: $flags"
 pkg-config --modversion libdmaio | sed 's/^/# version /'
 
 # shellcheck disable=SC2086
-if ! "$cc" -std=gnu11 -Wall -Werror -o "$tmp/pc-consumer" "$consumer" $flags >"$tmp/cc.log" 2>&1; then
+if ! "$cc" -std=gnu11 -Wall -Werror ${CONSUMER_CFLAGS:-} -o "$tmp/pc-consumer" "$consumer" $flags \
+	>"$tmp/cc.log" 2>&1; then
 	echo "FAIL: the consumer does not build with the pkg-config flags alone:"
 	cat "$tmp/cc.log"
 	exit 1

@@ -520,8 +520,7 @@ static void try_aligned(const char *what, const char *path, const struct dmaio_f
 	CHECK(fd >= 0, "%s: direct YES but O_DIRECT open fails: %s", what, strerror(errno));
 	if (fd < 0)
 		return;
-	mem = aligned_alloc(65536, 65536 + len);
-	assert_non_null(mem);
+	assert_int_equal(posix_memalign((void **)&mem, 65536, 65536 + len), 0);
 	/* the memory only aligned to dio_mem_align (when smaller than a page) */
 	r = pread(fd, mem + (ma < 4096 ? ma : 0), len, (off_t)fi->dio_read_offset_align);
 	CHECK(r == (ssize_t)len, "%s: O_DIRECT pread(mem align %zu, len %zu, off %u) = %zd (%s)",
