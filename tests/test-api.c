@@ -969,6 +969,39 @@ static void test_env(void **state)
 			bad("DMAIO_PATH=%s without DMAIO_DEBUG: the library wrote to stderr:\n%.500s",
 			    forced[i], err);
 	}
+	/* in this process: a context created after setenv() follows it */
+	{
+		struct dmaio_ctx *c = NULL;
+		struct dmaio_buf *b = NULL;
+		struct dmaio_xfer x;
+		char path[PATH_MAX];
+		int fd;
+		ssize_t r;
+
+		setenv("DMAIO_PATH", "sendfile", 1);
+		assert_int_equal(dmaio_ctx_new(&c), 0);
+		unsetenv("DMAIO_PATH");
+		assert_int_equal(dmaio_alloc(c, "memfd", 64 * KiB, 0, &b), 0);
+		fd = test_tmpfile(NULL, path, sizeof(path));
+		assert_int_equal(file_fill_pattern(fd, 0, 64 * KiB, SEED_FILE), 0);
+		memset(&x, 0, sizeof(x));
+		r = dmaio_read_file_ex(b, 0, fd, 1, 60 * KiB, 0, &x);
+		ncases++;
+		if (r != 60 * (ssize_t)KiB || x.path != DMAIO_PATH_SENDFILE)
+			bad("setenv(DMAIO_PATH=sendfile) + dmaio_ctx_new: read = %s via %s", ename(r),
+			    dmaio_path_name(x.path));
+		r = dmaio_read_file_ex(b, 0, fd, 1, 60 * KiB,
+				       DMAIO_RW_PATH(DMAIO_PATH_BUFFERED), &x);
+		ncases++;
+		if (r != 60 * (ssize_t)KiB || x.path != DMAIO_PATH_BUFFERED)
+			bad("DMAIO_PATH=sendfile context, flag buffered: read = %s via %s", ename(r),
+			    dmaio_path_name(x.path));
+		dmaio_free(b);
+		dmaio_ctx_free(c);
+		close(fd);
+		unlink(path);
+	}
+
 	rc = run_child("nofallback", "rw-file", NULL, out, sizeof(out), err, sizeof(err));
 	ncases++;
 	if (rc != 0)

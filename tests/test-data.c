@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -107,6 +108,7 @@ struct run {
 	struct tier *t;
 	struct pstat ps[DMAIO_PATH_COUNT];
 	unsigned calls, failures, choose_soft;
+	double t0;
 	bool all_paths; /* every path ran every case: each mandatory one must have served */
 	uint64_t bytes_checked;
 };
@@ -596,12 +598,28 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 
 /* ------------------------------------------------------------------------------------------ */
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void run_init(struct run *r, const char *name, struct tier *t)
+{
+	memset(r, 0, sizeof(*r));
+	r->name = name;
+	r->t = t;
+	r->t0 = now();
+}
+
 static void print_summary(struct run *r)
 {
 	size_t i;
 
-	printf("# %s: %u calls, %llu bytes checked, %u failures", r->name, r->calls,
-	       (unsigned long long)r->bytes_checked, r->failures);
+	printf("# %s: %u calls, %llu bytes checked, %u failures, %.1f s", r->name, r->calls,
+	       (unsigned long long)r->bytes_checked, r->failures, now() - r->t0);
 	if (r->choose_soft)
 		printf(", %u refusals not foreseen by dmaio_choose_path", r->choose_soft);
 	printf("\n");
@@ -760,22 +778,19 @@ static void test_small(void **state)
 		file_create(&src, dirs[d], SMALL_SRC, SEED_FILE);
 		file_create(&dst, dirs[d], SMALL_DST, SEED_DEST);
 
-		memset(&r, 0, sizeof(r));
 		snprintf(name, sizeof(name), "small-read[%d]", d);
-		r.name = name;
-		r.t = &t;
+		run_init(&r, name, &t);
 		tier_fill(&r, &t, SEED_GUARD);
 		n = small_cases(cs, ARRAY_SIZE(cs), true, src.size);
-		run_matrix(&r, &src, false, cs, n, args.quick);
+		/* every fd mode in the first directory, one mode per case in the others */
+		run_matrix(&r, &src, false, cs, n, args.quick || d > 0);
 		finish(&r);
 
-		memset(&r, 0, sizeof(r));
 		snprintf(name, sizeof(name), "small-write[%d]", d);
-		r.name = name;
-		r.t = &t;
+		run_init(&r, name, &t);
 		tier_fill(&r, &t, SEED_BUF);
 		n = small_cases(cs, ARRAY_SIZE(cs), false, dst.size);
-		run_matrix(&r, &dst, true, cs, n, args.quick);
+		run_matrix(&r, &dst, true, cs, n, args.quick || d > 0);
 		finish(&r);
 
 		file_close(&src);
@@ -822,16 +837,12 @@ static void test_medium(void **state)
 	file_create(&src, NULL, fsrc, SEED_FILE);
 	file_create(&dst, NULL, fdst, SEED_DEST);
 
-	memset(&r, 0, sizeof(r));
-	r.name = "medium-read";
-	r.t = &t;
+	run_init(&r, "medium-read", &t);
 	tier_fill(&r, &t, SEED_GUARD);
 	run_matrix(&r, &src, false, rd, n, true);
 	finish(&r);
 
-	memset(&r, 0, sizeof(r));
-	r.name = "medium-write";
-	r.t = &t;
+	run_init(&r, "medium-write", &t);
 	tier_fill(&r, &t, SEED_BUF);
 	run_matrix(&r, &dst, true, wr, n, true);
 	finish(&r);
@@ -876,9 +887,7 @@ static void test_big(void **state)
 	file_create(&src, NULL, fsrc, SEED_FILE);
 	file_create(&dst, NULL, fdst, SEED_DEST);
 
-	memset(&r, 0, sizeof(r));
-	r.name = "big-read";
-	r.t = &t;
+	run_init(&r, "big-read", &t);
 	tier_fill(&r, &t, SEED_GUARD);
 	fd = open_mode(&src, &read_modes[3]);
 	if (fd < 0)
@@ -896,9 +905,7 @@ static void test_big(void **state)
 	}
 	finish(&r);
 
-	memset(&r, 0, sizeof(r));
-	r.name = "big-write";
-	r.t = &t;
+	run_init(&r, "big-write", &t);
 	tier_fill(&r, &t, SEED_BUF);
 	fd = open_mode(&dst, &write_modes[3]);
 	if (fd < 0)
@@ -1115,9 +1122,7 @@ static void test_rawdev(void **state)
 	fds[1] = open(dev, O_RDWR | O_CLOEXEC | O_DIRECT);
 	assert_true(fds[0] >= 0 && fds[1] >= 0);
 
-	memset(&r, 0, sizeof(r));
-	r.name = "rawdev";
-	r.t = &wt;
+	run_init(&r, "rawdev", &wt);
 	tier_fill(&r, &wt, SEED_BUF);
 	{
 		struct run rr;
