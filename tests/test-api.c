@@ -435,6 +435,19 @@ static void test_buf_args(void **state)
 		CASE(DMAIO_PATH_AUTO, st.last_path);
 		dmaio_free(b); /* mapped: free unmaps */
 	}
+	{
+		/* a mapping the library makes for its own I/O is not the caller's */
+		struct dmaio_buf *b = NULL;
+		int fd = test_tmpfile(NULL, NULL, 0);
+
+		assert_int_equal(file_fill_pattern(fd, 0, 8192, SEED_FILE), 0);
+		assert_int_equal(dmaio_alloc(E.ctx, "memfd", 8192, 0, &b), 0);
+		CASE(8000, dmaio_read_file(b, 1, fd, 3, 8000,
+					   DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK));
+		CASE(-ENOENT, dmaio_unmap(b));
+		dmaio_free(b);
+		close(fd);
+	}
 	assert_int_equal(nfail, before);
 }
 
@@ -454,11 +467,15 @@ static bool is_write(enum rwv v)
 static void rw_case(enum rwv v, long exp, long exp2, struct dmaio_buf *b, size_t boff,
 		    const char *fdname, int fd, off_t foff, size_t len, unsigned flags)
 {
+	struct dmaio_stats st0, st1;
 	struct dmaio_xfer x;
 	char desc[256], why[128];
 	int fd0 = test_count_fds();
 	long rc = 0;
 
+	memset(&st0, 0, sizeof(st0));
+	memset(&st1, 0, sizeof(st1));
+	dmaio_buf_stats(E.buf, &st0);
 	snprintf(desc, sizeof(desc), "dmaio_%s(buf %s, buf_off %zu, fd %s, file_off %lld, "
 		 "len %zu, flags %#x)", rwv_name[v], b ? "ok" : "NULL", boff, fdname,
 		 (long long)foff, len, flags);
@@ -486,6 +503,13 @@ static void rw_case(enum rwv v, long exp, long exp2, struct dmaio_buf *b, size_t
 		break;
 	}
 	verdict(desc, rc, exp, exp2, fd0);
+	/* "a failed check changes nothing": the buffer's counters included */
+	dmaio_buf_stats(E.buf, &st1);
+	if (rc < 0 && memcmp(&st0, &st1, sizeof(st0)) != 0)
+		bad("%s: failed with %s but changed the buffer's statistics (ops %llu -> %llu, "
+		    "errors %llu -> %llu)", desc, ename(rc), (unsigned long long)st0.ops,
+		    (unsigned long long)st1.ops, (unsigned long long)st0.errors,
+		    (unsigned long long)st1.errors);
 	if ((v == RD_EX || v == WR_EX) && rc < 0 && x.done != 0)
 		bad("%s: failed with %s but xfer.done = %llu", desc, ename(rc),
 		    (unsigned long long)x.done);
@@ -548,6 +572,7 @@ static void test_rw_args(void **state)
 		rw_case(v, -EBADF, 0, E.buf, 0, w ? "O_RDONLY" : "O_WRONLY", wrong_mode, 0, 16, 0);
 		rw_case(v, -EBADF, 0, E.buf, 0, w ? "O_RDONLY" : "O_WRONLY", wrong_mode, 0, 0, 0);
 		rw_case(v, -EBADF, 0, E.buf, 0, "O_PATH", E.opath, 0, 16, 0);
+		rw_case(v, -EBADF, 0, E.buf, 0, "O_PATH", E.opath, 0, 0, 0);
 		if (w) {
 			rw_case(v, -EBADF, 0, E.buf, 0, "O_WRONLY|O_APPEND", E.app_wo, 0, 16, 0);
 			rw_case(v, -EBADF, 0, E.buf, 0, "O_RDWR|O_APPEND", E.app_rw, 100, 16, 0);
@@ -681,7 +706,7 @@ static const struct {
 };
 
 static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int *nserved,
-		     int *nalloc)
+		     int *nalloc, int *alloc_rc)
 {
 	struct dmaio_sys_info si;
 	struct dmaio_heap_info hi[8];
@@ -695,6 +720,7 @@ static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int
 	dmaio_probe_system(c, &si);
 	dmaio_probe_heaps(c, hi, ARRAY_SIZE(hi));
 	rc = dmaio_alloc(c, heap, 256 * KiB + 1, aflags, &b);
+	*alloc_rc = rc;
 	if (rc) {
 		if (!test_is_skip_err(rc) && rc != -ENOMEM)
 			bad("dmaio_alloc(%s) = %s", heap ? heap : "NULL", ename(rc));
@@ -755,7 +781,7 @@ static void test_cloexec_and_leaks(void **state)
 	for (i = 0; i < ARRAY_SIZE(providers); i++) {
 		const char *heap = providers[i].heap;
 		struct dmaio_ctx *c = NULL;
-		int base, nnew = 0, served = 0, nalloc = 0, off;
+		int base, nnew = 0, served = 0, nalloc = 0, off, arc = 0;
 		char what[64];
 
 		if (heap && strcmp(heap, "cma") == 0) {
@@ -767,7 +793,7 @@ static void test_cloexec_and_leaks(void **state)
 		base = test_count_fds();
 		test_fd_snapshot(snap, FDMAX);
 		assert_int_equal(dmaio_ctx_new(&c), 0);
-		exercise(c, heap, providers[i].flags, &served, &nalloc);
+		exercise(c, heap, providers[i].flags, &served, &nalloc, &arc);
 		off = test_check_new_fds_cloexec(snap, FDMAX, what, &nnew);
 		ncases++;
 		if (off)
@@ -781,14 +807,14 @@ static void test_cloexec_and_leaks(void **state)
 			printf("# %s: %d library fds seen, all close-on-exec; %d paths served\n",
 			       what, nnew, served);
 		else
-			printf("# %s: not available here\n", what);
+			printf("# %s: not available here (dmaio_alloc = %s)\n", what, ename(arc));
 	}
 	/* the default context keeps its fds; they must be close-on-exec too */
 	{
-		int nnew = 0, served = 0, nalloc = 0, off;
+		int nnew = 0, served = 0, nalloc = 0, off, arc = 0;
 
 		test_fd_snapshot(snap, FDMAX);
-		exercise(NULL, "memfd", 0, &served, &nalloc);
+		exercise(NULL, "memfd", 0, &served, &nalloc, &arc);
 		off = test_check_new_fds_cloexec(snap, FDMAX, "default context", &nnew);
 		ncases++;
 		if (off)
