@@ -353,8 +353,8 @@ int dmaio_file_open(struct dmaio_file *f, int fd, bool write)
 	f->fd = fd;
 	f->dfd = f->bfd = -1;
 	fl = fcntl(fd, F_GETFL);
-	if (fl < 0)
-		return -EBADF;
+	if (fl < 0 || (fl & O_PATH))
+		return -EBADF; /* closed, or an O_PATH descriptor that cannot do I/O */
 	if (fstat(fd, &st))
 		return neg_errno();
 	if (S_ISDIR(st.st_mode))
