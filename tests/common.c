@@ -572,9 +572,36 @@ ssize_t pwrite_full(int fd, const void *p, size_t len, off_t off)
 
 #define CHUNK (1 * MiB)
 
+/* One scratch chunk per thread, kept: no malloc/page faults per file check */
+static __thread uint8_t *scratch;
+
+static void scratch_free(void *p)
+{
+	free(p);
+}
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_key_init(void)
+{
+	pthread_key_create(&scratch_key, scratch_free);
+}
+
+static uint8_t *get_scratch(void)
+{
+	if (!scratch) {
+		pthread_once(&scratch_once, scratch_key_init);
+		scratch = malloc(CHUNK);
+		if (scratch)
+			pthread_setspecific(scratch_key, scratch);
+	}
+	return scratch;
+}
+
 static int file_fill(int fd, off_t off, size_t len, uint64_t seed, uint64_t pat_off, bool inv)
 {
-	uint8_t *b = malloc(CHUNK);
+	uint8_t *b = get_scratch();
 	size_t done = 0, n;
 	ssize_t r;
 
@@ -587,13 +614,10 @@ static int file_fill(int fd, off_t off, size_t len, uint64_t seed, uint64_t pat_
 		else
 			pat_fill(b, n, seed, pat_off + done);
 		r = pwrite_full(fd, b, n, off + (off_t)done);
-		if (r < 0) {
-			free(b);
+		if (r < 0)
 			return (int)r;
-		}
 		done += n;
 	}
-	free(b);
 	return 0;
 }
 
@@ -611,7 +635,7 @@ int file_fill_stream(int fd, off_t off, size_t len, uint64_t seed, uint64_t pat_
 static long long file_check(int fd, off_t off, size_t len, uint64_t seed, uint64_t pat_off,
 			    int mode)
 {
-	uint8_t *b = malloc(CHUNK);
+	uint8_t *b = get_scratch();
 	size_t done = 0, n;
 	long long bad;
 	ssize_t r;
@@ -624,7 +648,6 @@ static long long file_check(int fd, off_t off, size_t len, uint64_t seed, uint64
 		if (r != (ssize_t)n) {
 			fprintf(stderr, "file check: pread(%zu at %lld) = %zd\n", n,
 				(long long)(off + (off_t)done), r);
-			free(b);
 			return -2;
 		}
 		if (mode == 2)
@@ -639,12 +662,10 @@ static long long file_check(int fd, off_t off, size_t len, uint64_t seed, uint64
 			else
 				fprintf(stderr, "file: byte at %lld is 0x%02x, expected 0\n",
 					(long long)off + (long long)done + bad, b[bad]);
-			free(b);
 			return (long long)off + (long long)done + bad;
 		}
 		done += n;
 	}
-	free(b);
 	return -1;
 }
 
