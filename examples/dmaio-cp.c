@@ -110,6 +110,8 @@ static void progress_clear(struct progress *p)
 
 static void account(struct dir_stats *d, const struct dmaio_xfer *x)
 {
+	if (!x->done && !x->fallbacks)
+		return; /* the read that found the end of the file */
 	d->bytes += x->done;
 	d->ns += x->ns;
 	d->calls++;
@@ -289,6 +291,7 @@ int main(int argc, char **argv)
 	size_t bs;
 	int c, sfd = -1, dfd = -1, ret, status = 1;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H':

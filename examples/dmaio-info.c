@@ -36,7 +36,7 @@
 
 static const char *errname(int err)
 {
-	static char buf[4][16];
+	static char buf[4][24];
 	static int slot;
 	const char *n;
 
@@ -145,7 +145,7 @@ static int node_perms(const char *path, char *out, size_t len)
 		snprintf(gname, sizeof(gname), "%s", gr->gr_name);
 	else
 		snprintf(gname, sizeof(gname), "%u", (unsigned)st.st_gid);
-	snprintf(out, len, "%s %s:%s", mode, uname, gname);
+	snprintf(out, len, "%s %.31s:%.31s", mode, uname, gname);
 	return 0;
 }
 
@@ -161,7 +161,7 @@ struct prov {
 
 struct heap_rep {
 	struct dmaio_heap_info hi;
-	char perms[64];
+	char perms[96];
 };
 
 struct file_choice {
@@ -191,7 +191,7 @@ struct report {
 	struct dmaio_sys_info sys;
 	int nheaps;         /* from dmaio_probe_heaps(), or -errno */
 	struct heap_rep heaps[MAX_HEAPS];
-	char udmabuf_perms[64];
+	char udmabuf_perms[96];
 	int nprovs;
 	struct prov provs[MAX_PROVS];
 	char default_provider[64];
@@ -592,13 +592,13 @@ static void print_text(const struct report *r)
 				printf("  %-16s cannot allocate %s: %s\n", c->provider, tmp, strerror(-c->alloc_err));
 				continue;
 			}
-			printf("  %-16s read of bytes [0, %zu) into a %s buffer: %s", c->provider, c->buf_len, tmp,
-			       path_str(c->path));
+			printf("  %-16s %s buffer, bytes [0, %zu)%s: %s", c->provider, tmp, c->buf_len,
+			       fi->size > c->buf_len ? " (the first chunk)" : "", path_str(c->path));
 			if (c->why[0])
 				printf(" - %s", c->why);
 			printf("\n");
 			if (c->has_last) {
-				printf("  %-16s   last chunk [%" PRIu64 ", %" PRIu64 "): %s", "", c->last_off,
+				printf("  %-16s %s buffer, bytes [%" PRIu64 ", %" PRIu64 ") (the last chunk): %s", "", tmp, c->last_off,
 				       c->last_off + c->last_len, path_str(c->last_path));
 				if (c->last_why[0])
 					printf(" - %s", c->last_why);
@@ -911,7 +911,7 @@ int main(int argc, char **argv)
 			char node[128];
 
 			r->heaps[i].hi = hi[i];
-			snprintf(node, sizeof(node), "/dev/dma_heap/%s", hi[i].name);
+			snprintf(node, sizeof(node), "/dev/dma_heap/%.63s", hi[i].name);
 			node_perms(node, r->heaps[i].perms, sizeof(r->heaps[i].perms));
 		}
 		/* the library reports an absent /dev/dma_heap through nheaps; trust the node too */
