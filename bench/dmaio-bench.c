@@ -868,6 +868,19 @@ static void fresh_buffers(int run)
 	void *nmap = NULL;
 	char *np = NULL, *ns = NULL;
 	int k, d, step;
+	uint64_t avail = mem_available();
+
+	/* short of memory for both sets at once: free first (the pages still get reshuffled) */
+	if (avail && avail < 4 * plain_size + dbuf_size) {
+		if (ring_fixed)
+			io_uring_unregister_buffers(&ring);
+		free(plain);
+		plain = NULL;
+		munmap(shm, plain_size);
+		shm = NULL;
+		dmaio_free(dbuf);
+		dbuf = NULL;
+	}
 
 	for (step = 0; step < 3; step++) {
 		int which = (step + run) % 3;
@@ -883,14 +896,15 @@ static void fresh_buffers(int run)
 
 			if (ret < 0)
 				die("allocate %" PRIu64 " MiB from %s again: %s", (uint64_t)dbuf_size / MIB,
-				    dmaio_buf_provider(dbuf), strerror(-ret));
+				    o.heap ? o.heap : "the default provider", strerror(-ret));
 		}
 	}
-	if (ring_fixed)
+	if (ring_fixed && plain)
 		io_uring_unregister_buffers(&ring);
 	free(plain);
 	plain = np;
-	munmap(shm, plain_size);
+	if (shm)
+		munmap(shm, plain_size);
 	shm = ns;
 	if (ring_fixed && register_plain() < 0)
 		die("registering the plain memory again failed");
@@ -926,12 +940,12 @@ static void setup_io(void)
 	}
 	/* memory: plain memory + shm + the buffer + the file's page cache (+ the next run's buffers) */
 	avail = mem_available();
-	while (avail && max > 4 * MIB && (o.fresh ? 7 : 4) * max > avail * 9 / 10) {
+	while (avail && max > 4 * MIB && 4 * max > avail * 9 / 10) {
 		int j = 0;
 
 		size_str(sz, sizeof(sz), max);
 		note("size %s skipped: needs about %" PRIu64 " MiB of memory, %" PRIu64 " MiB available", sz,
-		     (o.fresh ? 7 : 4) * max / MIB, avail / MIB);
+		     4 * max / MIB, avail / MIB);
 		for (i = 0; i < o.nsizes; i++)
 			if (o.sizes[i] != max)
 				o.sizes[j++] = o.sizes[i];
@@ -1250,6 +1264,9 @@ static int raw_alloc(struct prov *p, int devfd, uint64_t size, int count, struct
 				return -errno;
 			rs->fd[rs->n++] = mfd;
 			if (ftruncate(mfd, (off_t)size) < 0)
+				return -errno;
+			/* a plain memfd: give it its memory now, as udmabuf creation does by pinning */
+			if (p->type == P_MEMFD && fallocate(mfd, 0, 0, (off_t)size) < 0)
 				return -errno;
 			if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | (p->type == P_MEMFD ? F_SEAL_GROW : 0)) < 0)
 				return -errno;
@@ -1623,7 +1640,7 @@ static void print_alloc(FILE *csv)
 			[P_UDMABUF] = "memfd+seal+UDMABUF_CREATE",
 			[P_UDMABUF_HUGE] = "hugetlb memfd+seal+UDMABUF_CREATE",
 			[P_DRM] = "CREATE_DUMB+PRIME_HANDLE_TO_FD",
-			[P_MEMFD] = "memfd_create+ftruncate+seal",
+			[P_MEMFD] = "memfd_create+ftruncate+fallocate+seal",
 		};
 
 		for (w = 0; w < 2; w++) {
