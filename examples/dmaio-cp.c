@@ -91,7 +91,7 @@ static void progress_update(struct progress *p, uint64_t done)
 
 		snprintf(eta, sizeof(eta), "ETA %" PRIu64 ":%02" PRIu64, s / 60, s % 60);
 	} else {
-		snprintf(eta, sizeof(eta), "ETA -:--");
+		snprintf(eta, sizeof(eta), p->total > done ? "ETA -:--" : "ETA 0:00");
 	}
 	fprintf(stderr, "\r\033[K%s / %s  %.0f MB/s  %s", a, b, rate / 1e6, eta);
 	fflush(stderr);
@@ -399,10 +399,15 @@ int main(int argc, char **argv)
 		char hs[32];
 
 		human_size(hs, sizeof(hs), bs);
+		bool known = heap && (!strcmp(heap, "udmabuf") || !strcmp(heap, "udmabuf-huge") ||
+				      !strcmp(heap, "drm") || !strcmp(heap, "memfd"));
+
 		fprintf(stderr, PROG ": allocate %s from %s%s%s: %s%s\n", hs, heap ? "'" : "",
 			heap ? heap : "the default provider", heap ? "'" : "", strerror(-ret),
-			ret == -ENOENT ? " (no heap or provider of that name; run dmaio-info)" :
-			ret == -EACCES ? " (run dmaio-info for the permission fix)" :
+			ret == -ENOENT && known ? " (this provider is not available here; run dmaio-info)" :
+			ret == -ENOENT ? " (no such dma-buf heap here; run dmaio-info for the list)" :
+			ret == -EINVAL && heap ? " (not a valid heap name)" :
+			ret == -EACCES ? " (no permission; run dmaio-info for the fix)" :
 			ret == -ENODEV ? " (no dma-buf provider works; run dmaio-info)" : "");
 		goto out;
 	}
