@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers of the reliability tests (tests/reliability): process accounting (fds, mappings,
+ * RSS), a watchdog, the scenario label printed on a crash or a hang, and symbol names of code
+ * addresses (read from the test's own ELF symbol table: the fault-injection library is linked
+ * statically, so its internal functions are there too).
+ */
+#ifndef DMAIO_TEST_REL_H
+#define DMAIO_TEST_REL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* VmRSS of the process in KiB, -1 if unknown. */
+long rel_rss_kib(void);
+
+/* Lines of /proc/self/maps whose text contains @needle. */
+int rel_count_maps(const char *needle);
+
+/* Mappings the library may create: memfd, dma-buf, udmabuf and io_uring regions. */
+int rel_count_lib_maps(void);
+
+/* Print the open fds (number, flags, link target) to stderr, one line each. */
+void rel_dump_fds(const char *why);
+
+/*
+ * The current scenario, printed to stderr when the process gets SIGSEGV/SIGBUS/SIGABRT (then the
+ * signal goes on to the previous handler: a sanitizer's, or the default action) or when the
+ * watchdog fires (then the process exits 1).
+ */
+void rel_set_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rel_install_crash_label(void);
+/* Arm (secs > 0) or disarm (0) a SIGALRM watchdog: a hang is a failure. */
+void rel_watchdog(unsigned secs);
+
+/* Symbol of a code address of this executable: the name, or NULL; *@off gets the offset. */
+const char *rel_sym(const void *addr, unsigned long *off);
+
+/* Monotonic time in seconds. */
+double rel_now(void);
+
+#endif

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-blockfault: real block-layer errors during direct reads. The kernel's fail_make_request
+ * fails a bio of DMAIO_TEST_RAWDEV (make-it-fail on that device; probability 100, times 1, and
+ * a "space" budget so the failure comes first or part-way into the read); the read is forced
+ * through udmabuf-direct, bounce-direct, and auto. Each read must return -EIO with
+ * xfer.done <= len, the bytes [0, xfer.done) of the range right (a pattern written to the
+ * device beforehand), the buffer outside the range untouched; the same read without fault
+ * afterwards must succeed.
+ *
+ * DESTRUCTIVE for DMAIO_TEST_RAWDEV (a scratch device: a pattern is written to 16 MiB of it).
+ * Exits 77 unless DMAIO_TEST_RAWDEV names a block device, /sys/kernel/debug/fail_make_request
+ * exists (CONFIG_FAIL_MAKE_REQUEST, debugfs mounted) and the test runs as root. The fault
+ * attributes are restored at the end; verbose is 0 while the test runs (no stack traces in the
+ * kernel log).
+ *
+ * Usage: test-blockfault [--heap NAME]     Env: DMAIO_TEST_RAWDEV, DMAIO_TEST_QUICK=1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "rel.h"
+
+#define FMR "/sys/kernel/debug/fail_make_request"
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+static struct test_args args;
+static unsigned fails;
+static char make_it_fail[128];
+
+static const char *const attrs[] = { "probability", "interval", "times", "space", "verbose" };
+static char saved[ARRAY_SIZE(attrs)][64];
+
+static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void failf(const char *fmt, ...)
+{
+	va_list ap;
+
+	fails++;
+	fprintf(stderr, "FAIL ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+}
+
+static int put(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int get(const char *path, char *val, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, val, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	val[n] = 0;
+	val[strcspn(val, "\n")] = 0;
+	return 0;
+}
+
+static int set_attr(const char *name, const char *val)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), FMR "/%s", name);
+	return put(p, val);
+}
+
+static void faults_off(void)
+{
+	put(make_it_fail, "0");
+	set_attr("probability", "0");
+}
+
+static void restore(void)
+{
+	faults_off();
+	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++)
+		if (saved[i][0])
+			set_attr(attrs[i], saved[i]);
+}
+
+/* Fail one bio once @space bytes of bios went through. */
+static int faults_on(unsigned long long space)
+{
+	char v[32];
+	int r;
+
+	snprintf(v, sizeof(v), "%llu", space);
+	r = set_attr("verbose", "0");
+	r = r ? r : set_attr("interval", "1");
+	r = r ? r : set_attr("times", "1");
+	r = r ? r : set_attr("space", v);
+	r = r ? r : set_attr("probability", "100");
+	r = r ? r : put(make_it_fail, "1");
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	static const int paths[] = { DMAIO_PATH_UDMABUF_DIRECT, DMAIO_PATH_BOUNCE_DIRECT,
+				     DMAIO_PATH_AUTO };
+	const char *dev = getenv("DMAIO_TEST_RAWDEV");
+	unsigned long long budgets[2], devsize = 0;
+	size_t len, boff = 4096, bsize;
+	struct dmaio_buf *buf = NULL;
+	unsigned reads = 0, na = 0;
+	off_t region;
+	struct stat st;
+	uint8_t *p, *ref;
+	int fd, dfd, r;
+
+	test_parse_args(argc, argv, &args, "memfd");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rel_install_crash_label();
+	if (!dev || !*dev) {
+		printf("SKIP: DMAIO_TEST_RAWDEV is not set (a scratch block device)\n");
+		return TEST_SKIP;
+	}
+	if (stat(dev, &st) || !S_ISBLK(st.st_mode)) {
+		printf("SKIP: DMAIO_TEST_RAWDEV=%s is not a block device\n", dev);
+		return TEST_SKIP;
+	}
+	if (access(FMR, F_OK)) {
+		printf("SKIP: %s absent (CONFIG_FAIL_MAKE_REQUEST, debugfs)\n", FMR);
+		return TEST_SKIP;
+	}
+	if (geteuid() != 0) {
+		printf("SKIP: fail_make_request needs root\n");
+		return TEST_SKIP;
+	}
+	snprintf(make_it_fail, sizeof(make_it_fail), "/sys/dev/block/%u:%u/make-it-fail",
+		 major(st.st_rdev), minor(st.st_rdev));
+	if (access(make_it_fail, W_OK)) {
+		printf("SKIP: %s absent\n", make_it_fail);
+		return TEST_SKIP;
+	}
+	r = test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &buf);
+	if (r) {
+		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
+		return 1;
+	}
+	dmaio_free(buf);
+	buf = NULL;
+
+	len = args.quick ? 1 * MiB : 4 * MiB;
+	bsize = boff + len + 4096 + 1;
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	dfd = open(dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 || dfd < 0 || ioctl(fd, BLKGETSIZE64, &devsize)) {
+		failf("cannot open %s: %s", dev, strerror(errno));
+		return 1;
+	}
+	if (devsize < 16 * MiB) {
+		printf("SKIP: %s is smaller than 16 MiB\n", dev);
+		return TEST_SKIP;
+	}
+	region = (off_t)(devsize >= 96 * MiB ? 64 * MiB : devsize - 16 * MiB);
+	region &= ~(off_t)(MiB - 1);
+	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++) {
+		char pth[128];
+
+		snprintf(pth, sizeof(pth), FMR "/%s", attrs[i]);
+		if (get(pth, saved[i], sizeof(saved[i])))
+			saved[i][0] = 0;
+	}
+	atexit(restore);
+
+	/* the pattern on the device, written around the page cache */
+	if (posix_memalign((void **)&ref, 4096, len)) {
+		failf("posix_memalign");
+		return 1;
+	}
+	pat_fill(ref, len, SEED_FILE, (uint64_t)region);
+	if (pwrite_full(dfd, ref, len, region) != (ssize_t)len || fsync(dfd)) {
+		failf("cannot write the pattern to %s: %s", dev, strerror(errno));
+		return 1;
+	}
+	ioctl(fd, BLKFLSBUF, 0);
+
+	r = dmaio_alloc(NULL, args.heap_name, bsize, 0, &buf);
+	if (r || dmaio_map(buf, (void **)&p)) {
+		failf("dmaio_alloc/map(%s) = %s", args.heap, test_errname(r));
+		return 1;
+	}
+	/* the first bio fails; one fails after half the range went through */
+	budgets[0] = 0;
+	budgets[1] = len / 2 + 4096;
+	printf("# %s (%llu MiB), range %zu bytes at %lld, heap %s\n", dev, devsize >> 20, len,
+	       (long long)region, args.heap);
+	rel_watchdog(100);
+	for (size_t pi = 0; pi < ARRAY_SIZE(paths); pi++) {
+		unsigned flags = paths[pi] == DMAIO_PATH_AUTO ? 0 :
+				 DMAIO_RW_PATH(paths[pi]) | DMAIO_RW_NO_FALLBACK;
+
+		for (size_t bi = 0; bi < ARRAY_SIZE(budgets); bi++) {
+			struct dmaio_xfer x;
+			ssize_t n;
+			long long e;
+
+			rel_set_label("%s, fault after %llu bytes", dmaio_path_name(paths[pi]),
+				      budgets[bi]);
+			dmaio_sync_begin(buf, DMAIO_SYNC_WRITE);
+			pat_fill(p, bsize, SEED_GUARD, 0);
+			dmaio_sync_end(buf, DMAIO_SYNC_WRITE);
+			r = faults_on(budgets[bi]);
+			if (r) {
+				failf("cannot arm fail_make_request: %s", test_errname(r));
+				return 1;
+			}
+			n = dmaio_read_file_ex(buf, boff, fd, region, len, flags, &x);
+			faults_off();
+			reads++;
+			if (n == -EOPNOTSUPP && paths[pi] != DMAIO_PATH_AUTO) {
+				printf("# %-15s not applicable to heap %s\n", dmaio_path_name(paths[pi]),
+				       args.heap);
+				na++;
+				break;
+			}
+			printf("# %-15s bio failing after %8llu bytes: %s, xfer.done %llu via %s\n",
+			       dmaio_path_name(paths[pi]), budgets[bi], test_errname(n),
+			       (unsigned long long)x.done, dmaio_path_name(x.path));
+			if (n != -EIO)
+				failf("%s: a read with a failing bio returned %s, expected -EIO",
+				      dmaio_path_name(paths[pi]), test_errname(n));
+			if (x.done > len)
+				failf("%s: xfer.done %llu > len %zu", dmaio_path_name(paths[pi]),
+				      (unsigned long long)x.done, len);
+			dmaio_sync_begin(buf, DMAIO_SYNC_READ);
+			e = pat_check(p + boff, MIN(x.done, len), SEED_FILE, (uint64_t)region);
+			if (e >= 0)
+				failf("%s: buffer byte %lld of the %llu reported done is wrong",
+				      dmaio_path_name(paths[pi]), e, (unsigned long long)x.done);
+			e = pat_check(p, boff, SEED_GUARD, 0);
+			if (e < 0)
+				e = pat_check(p + boff + len, bsize - boff - len, SEED_GUARD, boff + len);
+			if (e >= 0)
+				failf("%s: the buffer changed outside the range",
+				      dmaio_path_name(paths[pi]));
+			dmaio_sync_end(buf, DMAIO_SYNC_READ);
+
+			/* no fault: the same read works */
+			n = dmaio_read_file_ex(buf, boff, fd, region, len, flags, &x);
+			reads++;
+			dmaio_sync_begin(buf, DMAIO_SYNC_READ);
+			if (n != (ssize_t)len)
+				failf("%s: the read without fault afterwards returned %s",
+				      dmaio_path_name(paths[pi]), test_errname(n));
+			else if ((e = pat_check(p + boff, len, SEED_FILE, (uint64_t)region)) >= 0)
+				failf("%s: the read without fault afterwards: byte %lld wrong",
+				      dmaio_path_name(paths[pi]), e);
+			dmaio_sync_end(buf, DMAIO_SYNC_READ);
+		}
+	}
+	rel_watchdog(0);
+	dmaio_free(buf);
+	free(ref);
+	close(fd);
+	close(dfd);
+	restore();
+	printf("blockfault: %u reads (%u injected block-layer errors), %u paths not applicable, %u "
+	       "failures\n", reads, reads / 2, na, fails);
+	return fails ? 1 : 0;
+}
