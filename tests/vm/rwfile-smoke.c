@@ -250,8 +250,9 @@ int main(int argc, char **argv)
 	r = rw(buf, DMA_BUF_RW_FLAGS_READ, fd, FILE_SIZE - 1000, 0, 4096);
 	CHECK(r == 1000 && verify(m, 0, FILE_SIZE - 1000, 1000) && all_bytes(m, 1000, 3096, 0xAA),
 	      "READ buffered across EOF returns the short count (1000) -> %ld", r);
+	/* direct I/O transfers whole blocks: the rest of the page holding EOF may change */
 	r = rw(buf, DMA_BUF_RW_FLAGS_READ | DMA_BUF_RW_FLAGS_DIRECT, fd, 8 * MiB, MiB, 8192);
-	CHECK(r == 1234 && verify(m, MiB, 8 * MiB, 1234) && all_bytes(m, MiB + 1234, 8192 - 1234, 0xAA),
+	CHECK(r == 1234 && verify(m, MiB, 8 * MiB, 1234) && all_bytes(m, MiB + 4096, 4096, 0xAA),
 	      "READ DIRECT across EOF returns the short count (1234) -> %ld", r);
 	r = rw(buf, DMA_BUF_RW_FLAGS_READ, fd, FILE_SIZE, 0, 4096);
 	CHECK(r == -ENODATA, "READ at EOF -> ENODATA (%ld)", r);
