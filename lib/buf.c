@@ -81,8 +81,7 @@ DMAIO_EXPORT void dmaio_free(struct dmaio_buf *buf)
 	if (buf->fd >= 0)
 		close(buf->fd);
 	pthread_mutex_lock(&c->lock);
-	dmaio_stats_add(&c->stats, &buf->stats);
-	c->nbufs--;
+	c->nbufs--; /* its counters are in the context's already (added per call) */
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_destroy(&buf->lock);
 	memset(buf, 0, sizeof(*buf));
