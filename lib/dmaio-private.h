@@ -195,6 +195,7 @@ struct dmaio_pipe {
 	int buf_index;             /* fixed buffer index of addr, -1 */
 	size_t chunk;
 	unsigned depth;
+	uint32_t align;            /* O_DIRECT offset alignment: short transfers resume aligned */
 	/* bounce mode: copy between the bounce buffer and the destination */
 	void (*fill)(struct dmaio_pipe *p, size_t rel, char *dst, size_t n);
 	void (*drain)(struct dmaio_pipe *p, size_t rel, const char *src, size_t n);

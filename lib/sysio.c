@@ -29,39 +29,76 @@ int sys_ioctl(int fd, unsigned long req, void *arg)
 	return ioctl(fd, req, arg);
 }
 
-int sys_open(const char *path, int flags, mode_t mode)
+/* Calls that a signal (or a busy resource) may interrupt are retried a bounded number of times. */
+#define RETRY_TRANSIENT(call)                                                                     \
+	({                                                                                        \
+		int r_, n_ = 0;                                                                   \
+		while ((r_ = (call)) < 0 && (errno == EINTR || errno == EAGAIN) && ++n_ < 100)    \
+			;                                                                         \
+		r_;                                                                               \
+	})
+
+static int raw_open(const char *path, int flags, mode_t mode)
 {
 	FAULT_CALL();
 	return open(path, flags | O_CLOEXEC, mode);
 }
 
-int sys_memfd_create(const char *name, unsigned flags)
+int sys_open(const char *path, int flags, mode_t mode)
+{
+	return RETRY_TRANSIENT(raw_open(path, flags, mode));
+}
+
+static int raw_memfd_create(const char *name, unsigned flags)
 {
 	FAULT_CALL();
 	return memfd_create(name, flags | MFD_CLOEXEC);
 }
 
-int sys_ftruncate(int fd, off_t len)
+int sys_memfd_create(const char *name, unsigned flags)
+{
+	return RETRY_TRANSIENT(raw_memfd_create(name, flags));
+}
+
+static int raw_ftruncate(int fd, off_t len)
 {
 	FAULT_CALL();
 	return ftruncate(fd, len);
 }
 
-int sys_fallocate(int fd, int mode, off_t off, off_t len)
+int sys_ftruncate(int fd, off_t len)
+{
+	return RETRY_TRANSIENT(raw_ftruncate(fd, len));
+}
+
+static int raw_fallocate(int fd, int mode, off_t off, off_t len)
 {
 	FAULT_CALL();
 	return fallocate(fd, mode, off, len);
 }
 
+int sys_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return RETRY_TRANSIENT(raw_fallocate(fd, mode, off, len));
+}
+
+static void *raw_mmap(size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (FAULT_HIT()) {
+		errno = fault_errno();
+		return MAP_FAILED;
+	}
+	return mmap(NULL, len, prot, flags, fd, off);
+}
+
 void *sys_mmap(size_t len, int prot, int flags, int fd, off_t off, int *err)
 {
 	void *p;
+	int n = 0;
 
-	if (FAULT_HIT()) {
-		*err = -fault_errno();
-		return NULL;
-	}
-	p = mmap(NULL, len, prot, flags, fd, off);
+	while ((p = raw_mmap(len, prot, flags, fd, off)) == MAP_FAILED &&
+	       (errno == EINTR || errno == EAGAIN) && ++n < 100)
+		;
 	if (p == MAP_FAILED) {
 		*err = neg_errno();
 		return NULL;

@@ -247,10 +247,56 @@ int dmaio_engine_bounce(struct dmaio_engine *e, size_t chunk, unsigned n)
 struct flight {
 	uint64_t rel;    /* offset of the chunk in the range */
 	size_t len;
-	size_t got;
-	unsigned zeros;
+	size_t got;      /* bytes done, kept a multiple of the pipe's alignment until the end */
+	size_t last_end; /* end of the last short transfer, to recognise end of file */
+	unsigned retries;
 	bool busy;
 };
+
+enum { CHUNK_REISSUE, CHUNK_DONE, CHUNK_STOP };
+
+/*
+ * Account one completion (bytes or -errno) of a chunk. Transient errors and short counts are
+ * reissued for the rest of the chunk; O_DIRECT needs the rest to start aligned, so progress is
+ * rounded down to the alignment and the unaligned bytes moved again (idempotent). A read that
+ * ends short twice at the same place met end of file.
+ */
+static int chunk_progress(struct dmaio_pipe *p, struct flight *f, int res, int *err)
+{
+	size_t end, keep;
+
+	if (res == -EAGAIN || res == -EINTR)
+		return ++f->retries < 1000 ? CHUNK_REISSUE : (*err = res, CHUNK_STOP);
+	if (res < 0) {
+		*err = res;
+		return CHUNK_STOP;
+	}
+	if (res == 0) {
+		if (!p->write) {
+			p->eof = true;
+			return CHUNK_STOP;
+		}
+		return ++f->retries < 8 ? CHUNK_REISSUE : (*err = -EIO, CHUNK_STOP);
+	}
+	end = f->got + (size_t)res;
+	if (end >= f->len) {
+		f->got = f->len;
+		return CHUNK_DONE;
+	}
+	if (!p->write && end == f->last_end) {
+		f->got = end;
+		p->eof = true;
+		return CHUNK_STOP;
+	}
+	f->last_end = end;
+	keep = p->align > 1 ? end / p->align * p->align : end;
+	if (keep == f->got && ++f->retries >= 8) {
+		*err = -EIO;
+		return CHUNK_STOP;
+	}
+	f->got = keep;
+	return CHUNK_REISSUE;
+}
 
 static char *chunk_mem(struct dmaio_engine *e, struct dmaio_pipe *p, struct flight *f, unsigned i)
 {
@@ -292,9 +338,21 @@ static int submit(struct dmaio_engine *e)
 	return r < 0 ? r : 0;
 }
 
+/* A chunk ended (complete or stopped): bounce reads hand over what arrived. */
+static void chunk_end(struct dmaio_pipe *p, struct flight *f, const char *mem, uint64_t *stop_at,
+		      int how)
+{
+	if (p->bounce && !p->write && f->got)
+		p->drain(p, f->rel, mem, f->got);
+	if (how == CHUNK_STOP)
+		*stop_at = MIN(*stop_at, f->rel + f->got);
+	f->busy = false;
+}
+
 /* Synchronous fallback: the same chunks one at a time with pread/pwrite. */
 static int pipe_sync(struct dmaio_pipe *p)
 {
+	uint64_t stop_at = UINT64_MAX;
 	char *bounce = NULL;
 	int err = 0;
 
@@ -304,27 +362,25 @@ static int pipe_sync(struct dmaio_pipe *p)
 		if (bounce == MAP_FAILED)
 			return neg_errno();
 	}
-	while (p->done < p->len && !err) {
-		size_t n = MIN(p->chunk, p->len - p->done), moved = 0;
-		char *mem = bounce ? bounce : p->addr + p->done;
+	for (uint64_t rel = 0; rel < p->len && stop_at == UINT64_MAX; rel += p->chunk) {
+		struct flight f = { .rel = rel, .len = (size_t)MIN(p->chunk, p->len - rel) };
+		char *mem = bounce ? bounce : p->addr + rel;
+		int how;
 
-		if (p->write) {
-			if (bounce)
-				p->fill(p, p->done, mem, n);
-			err = dmaio_pwrite_full(p->fd, mem, n, p->file_off + p->done, &moved);
-		} else {
-			err = dmaio_pread_full(p->fd, mem, n, p->file_off + p->done, &moved);
-			if (bounce && moved)
-				p->drain(p, p->done, mem, moved);
-		}
-		p->done += moved;
-		if (!err && moved < n) {
-			p->eof = true;
-			break;
-		}
+		if (bounce && p->write)
+			p->fill(p, rel, mem, f.len);
+		do {
+			ssize_t r = p->write ?
+				sys_pwrite(p->fd, mem + f.got, f.len - f.got, p->file_off + rel + f.got) :
+				sys_pread(p->fd, mem + f.got, f.len - f.got, p->file_off + rel + f.got);
+
+			how = chunk_progress(p, &f, r < 0 ? neg_errno() : (int)r, &err);
+		} while (how == CHUNK_REISSUE);
+		chunk_end(p, &f, mem, &stop_at, how);
 	}
 	if (bounce)
 		munmap(bounce, p->chunk);
+	p->done = stop_at == UINT64_MAX ? p->len : stop_at;
 	return err;
 }
 
@@ -388,47 +444,21 @@ int dmaio_pipe_run(struct dmaio_engine *e, struct dmaio_pipe *p)
 		io_uring_for_each_cqe(&e->ring, head, cqe) {
 			unsigned i = (unsigned)io_uring_cqe_get_data64(cqe);
 			struct flight *f = &fl[i];
-			int res = sys_uring_result(cqe->res);
+			int how = chunk_progress(p, f, sys_uring_result(cqe->res), &err);
 
 			seen++;
-			if (res == -EAGAIN || res == -EINTR) {
-				res = prep(e, p, f, i); /* reissue as it was */
-				if (!res)
+			if (how == CHUNK_REISSUE) {
+				if (!prep(e, p, f, i))
 					continue;
-			}
-			if (res < 0) {
+				how = CHUNK_STOP; /* no room in the queue: cannot happen at depth */
 				if (!err)
-					err = res;
-				stop_at = MIN(stop_at, f->rel + f->got);
-			} else if (res == 0) {
-				if (p->write && ++f->zeros < 8 && !prep(e, p, f, i))
-					continue;
-				if (p->write && !err)
-					err = -EIO;
-				else if (!p->write)
-					p->eof = true;
-				if (!p->write && p->bounce && f->got)
-					p->drain(p, f->rel, chunk_mem(e, p, f, i), f->got);
-				stop_at = MIN(stop_at, f->rel + f->got);
-			} else {
-				f->got += (size_t)res;
-				if (f->got < f->len && !prep(e, p, f, i))
-					continue; /* short: the rest of the chunk */
-				if (f->got < f->len) {
-					stop_at = MIN(stop_at, f->rel + f->got);
-					if (!err)
-						err = -EBUSY;
-				} else if (p->bounce && !p->write) {
-					p->drain(p, f->rel, chunk_mem(e, p, f, i), f->len);
-				}
+					err = -EBUSY;
 			}
-			f->busy = false;
+			chunk_end(p, f, chunk_mem(e, p, f, i), &stop_at, how);
 			inflight--;
 		}
 		io_uring_cq_advance(&e->ring, seen);
 	}
 	p->done = stop_at == UINT64_MAX ? p->len : stop_at;
-	if (p->eof && !err)
-		return 0;
 	return err;
 }

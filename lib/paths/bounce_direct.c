@@ -62,6 +62,7 @@ static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
 	p.buf_index = -1;
 	p.chunk = CHUNK;
 	p.depth = NBOUNCE;
+	p.align = r->file->off_align;
 	p.fill = fill;
 	p.drain = drain;
 	p.priv = r->addr + r->buf_off + rel;

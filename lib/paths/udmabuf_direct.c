@@ -74,6 +74,7 @@ static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
 			.buf_index = e ? dmaio_engine_regbuf(e, r->buf->id, r->addr + piece, plen) : -1,
 			.chunk = CHUNK,
 			.depth = DEPTH,
+			.align = r->file->off_align,
 		};
 
 		if (p.buf_index < 0)

@@ -95,6 +95,7 @@ static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
 	p.buf_index = DMAIO_ENGINE_SLOT_DMABUF;
 	p.chunk = CHUNK;
 	p.depth = DEPTH;
+	p.align = r->file->off_align;
 	err = dmaio_pipe_run(e, &p);
 	r->done += p.done;
 	if (p.eof)

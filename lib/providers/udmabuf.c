@@ -35,7 +35,7 @@ static int create(int dev, int memfd, size_t size, uint32_t list_limit)
 
 		do
 			r = sys_ioctl(dev, UDMABUF_CREATE, &c);
-		while (r < 0 && errno == EINTR);
+		while (r < 0 && (errno == EINTR || errno == EAGAIN));
 	} else {
 		/* large: one list item per GiB, where the list limit allows */
 		size_t n = (size + UDMABUF_LIST_ITEM - 1) / UDMABUF_LIST_ITEM;
@@ -55,7 +55,7 @@ static int create(int dev, int memfd, size_t size, uint32_t list_limit)
 		}
 		do
 			r = sys_ioctl(dev, UDMABUF_CREATE_LIST, l);
-		while (r < 0 && errno == EINTR);
+		while (r < 0 && (errno == EINTR || errno == EAGAIN));
 		free(l);
 	}
 	return r < 0 ? neg_errno() : r;
