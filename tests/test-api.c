@@ -1066,6 +1066,83 @@ static void test_env(void **state)
 	assert_int_equal(nfail, before);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Context statistics add up exactly what the buffers did, freed buffers included */
+
+static void expect_stats(const char *what, const struct dmaio_stats *st, uint64_t ops,
+			 uint64_t errors, uint64_t rd, uint64_t wr, uint64_t buffered,
+			 uint64_t sendfile)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < DMAIO_PATH_COUNT; i++)
+		sum += st->path_bytes[i];
+	ncases++;
+	if (st->ops != ops || st->errors != errors || st->bytes_read != rd ||
+	    st->bytes_written != wr || st->path_bytes[DMAIO_PATH_BUFFERED] != buffered ||
+	    st->path_bytes[DMAIO_PATH_SENDFILE] != sendfile || sum != rd + wr)
+		bad("%s: ops %llu errors %llu read %llu written %llu buffered %llu sendfile %llu "
+		    "(all paths %llu); expected %llu %llu %llu %llu %llu %llu", what,
+		    (unsigned long long)st->ops, (unsigned long long)st->errors,
+		    (unsigned long long)st->bytes_read, (unsigned long long)st->bytes_written,
+		    (unsigned long long)st->path_bytes[DMAIO_PATH_BUFFERED],
+		    (unsigned long long)st->path_bytes[DMAIO_PATH_SENDFILE], (unsigned long long)sum,
+		    (unsigned long long)ops, (unsigned long long)errors, (unsigned long long)rd,
+		    (unsigned long long)wr, (unsigned long long)buffered,
+		    (unsigned long long)sendfile);
+}
+
+static void test_ctx_stats_exact(void **state)
+{
+	const unsigned fb = DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK;
+	const unsigned fs = DMAIO_RW_PATH(DMAIO_PATH_SENDFILE) | DMAIO_RW_NO_FALLBACK;
+	const unsigned frw = DMAIO_RW_PATH(DMAIO_PATH_RW_FILE) | DMAIO_RW_NO_FALLBACK;
+	struct dmaio_ctx *c = NULL;
+	struct dmaio_buf *b1 = NULL, *b2 = NULL;
+	struct dmaio_stats st, s1, s2;
+	unsigned before = nfail;
+	int fd;
+
+	(void)state;
+	fd = test_tmpfile(NULL, NULL, 0);
+	assert_int_equal(file_fill_pattern(fd, 0, 8192, SEED_FILE), 0);
+	assert_int_equal(dmaio_ctx_new(&c), 0);
+	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	expect_stats("new context", &st, 0, 0, 0, 0, 0, 0);
+	CASE(DMAIO_PATH_AUTO, st.last_path);
+	assert_int_equal(dmaio_alloc(c, "memfd", 4096, 0, &b1), 0);
+	assert_int_equal(dmaio_alloc(c, "memfd", 4096, 0, &b2), 0);
+
+	CASE(1000, dmaio_read_file(b1, 1, fd, 7, 1000, fb));
+	CASE(100, dmaio_read_file(b1, 0, fd, 8092, 1000, fb));  /* short at EOF */
+	CASE(0, dmaio_read_file(b1, 0, fd, 9000, 10, fb));      /* at EOF: an op of 0 bytes */
+	CASE(-EOPNOTSUPP, dmaio_read_file(b2, 0, fd, 0, 10, frw)); /* an error */
+	CASE(500, dmaio_write_file(b2, 3, fd, 100, 500, fs));
+
+	assert_int_equal(dmaio_buf_stats(b1, &s1), 0);
+	assert_int_equal(dmaio_buf_stats(b2, &s2), 0);
+	expect_stats("buffer 1", &s1, 3, 0, 1100, 0, 1100, 0);
+	expect_stats("buffer 2", &s2, 2, 1, 0, 500, 0, 500);
+	CASE(DMAIO_PATH_SENDFILE, s2.last_path);
+	CASE(500, (long)s2.last_done);
+	CASE(0, s2.last_result);
+	CASE(0, (long)s1.last_done);
+	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	expect_stats("context, buffers alive", &st, 5, 1, 1100, 500, 1100, 500);
+	CASE(DMAIO_PATH_SENDFILE, st.last_path);
+	CASE(500, (long)st.last_done);
+	dmaio_free(b1);
+	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	expect_stats("context, one buffer freed", &st, 5, 1, 1100, 500, 1100, 500);
+	dmaio_free(b2);
+	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	expect_stats("context, both freed", &st, 5, 1, 1100, 500, 1100, 500);
+	dmaio_ctx_free(c);
+	close(fd);
+	assert_int_equal(nfail, before);
+}
+
 static int report(void **state)
 {
 	(void)state;
@@ -1085,6 +1162,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_probe_args),
 		cmocka_unit_test(test_cloexec_and_leaks),
 		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_ctx_stats_exact),
 	};
 	int rc;
 
