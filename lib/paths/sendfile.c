@@ -15,6 +15,10 @@ static int score(struct dmaio_req *r, const char **why)
 		*why = "no memfd behind this buffer";
 		return -EOPNOTSUPP;
 	}
+	if (r->buf->kind == DMAIO_BUF_UDMABUF_HUGE && !r->write) {
+		*why = "hugetlbfs memfds take no write()/splice";
+		return -EOPNOTSUPP;
+	}
 	*why = "in-kernel copy between the file and the memfd";
 	return 10;
 }
