@@ -7,7 +7,8 @@
  * - A function returning @c int or @c ssize_t returns a non-negative value on success and a negative
  *   errno value (@c -EINVAL, ...) on failure. @c errno is never the channel: it may be changed by any
  *   call and carries no meaning.
- * - Arguments are checked before anything else is done; a failed check changes nothing.
+ * - Arguments are checked before anything else is done; a failed check changes nothing (not even
+ *   the statistics). When several checks fail, which errno is returned is not specified.
  * - Every file descriptor the library creates is close-on-exec.
  * - A @c NULL context means the process-wide default context, created on first use.
  *   Contexts are thread-safe; a buffer may be used by several threads at once on disjoint ranges.
@@ -64,7 +65,7 @@ const char *dmaio_path_name(int path);
 
 /**
  * @brief Path value of a name.
- * @param name a path name as returned by dmaio_path_name().
+ * @param name a path name as returned by dmaio_path_name() (case-sensitive).
  * @return the ::dmaio_path value (>= 0).
  * @retval -EINVAL @p name is NULL or names no path.
  */
@@ -125,7 +126,8 @@ enum dmaio_buf_kind {
  * @return 0.
  * @retval -EINVAL @p buf NULL, unknown flags, @p size 0, or @p heap empty, longer than 63 bytes,
  *         or containing '/' or "..".
- * @retval -ENOENT no heap or provider of that name.
+ * @retval -ENOENT no heap or provider of that name, or its device node is absent ("udmabuf" without
+ *         /dev/udmabuf, "drm" without a usable /dev/dri node).
  * @retval -ENODEV @p heap NULL and no dma-buf provider works (DMAIO_DEBUG=1 tells what is missing).
  * @retval -EOPNOTSUPP "memfd" with DMAIO_ALLOC_DMABUF_ONLY; or the provider exists but cannot make
  *         such a buffer (e.g. hugetlb memfds refused by udmabuf).
@@ -231,7 +233,8 @@ int dmaio_sync_end(struct dmaio_buf *buf, unsigned dir);
 /* ------------------------------------------------------------------------------------------- */
 /** @name File I/O */
 /** @{ */
-/** Force one path for this call: DMAIO_RW_PATH(DMAIO_PATH_BUFFERED). Wins over DMAIO_PATH. */
+/** Force one path for this call: DMAIO_RW_PATH(DMAIO_PATH_BUFFERED). Wins over DMAIO_PATH.
+ *  Values of the path bits that name no path (DMAIO_PATH_COUNT and above) give -EINVAL. */
 #define DMAIO_RW_PATH(p) ((unsigned)(p) & 0xfu)
 /** Mask of the path bits in the flags. */
 #define DMAIO_RW_PATH_MASK 0xfu
@@ -243,7 +246,8 @@ int dmaio_sync_end(struct dmaio_buf *buf, unsigned dir);
 /** What one dmaio_read_file_ex() / dmaio_write_file_ex() call did. */
 struct dmaio_xfer {
 	uint64_t done;          /**< bytes moved, also when the call failed part-way */
-	int32_t path;           /**< ::dmaio_path that moved the bulk of the bytes */
+	int32_t path;           /**< ::dmaio_path that moved the bulk of the bytes (for 0 bytes: the
+				     path that met end of file; DMAIO_PATH_AUTO when no path ran) */
 	uint32_t fallbacks;     /**< paths that refused before one served */
 	uint64_t unaligned;     /**< bytes moved outside the direct middle (heads, tails) */
 	uint64_t ns;            /**< wall time of the call */

@@ -77,8 +77,11 @@ static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
 			.align = r->file->off_align,
 		};
 
-		if (p.buf_index < 0)
-			p.buf_index = -1; /* memlock limit or old kernel: plain reads, pinned per I/O */
+		/* memlock limit or old kernel: plain reads, pinned per I/O. Fixed buffers are cut into
+		 * page-sized bvecs whose lengths must be multiples of the logical block size: a middle
+		 * that only meets a smaller DIO memory alignment (4 on NVMe) goes as a plain read. */
+		if (p.buf_index < 0 || (uintptr_t)p.addr % r->file->off_align)
+			p.buf_index = -1;
 		err = dmaio_pipe_run(e, &p);
 		r->done += p.done;
 		rel += p.done;

@@ -30,7 +30,8 @@ int dmaio_memfd_create(size_t size, bool huge, size_t *alloc_size, unsigned seal
 	 * than SIGBUS later, and no page allocation inside the first I/O (hugetlb pages would
 	 * otherwise only be reserved at fault time) */
 	if (sys_fallocate(fd, 0, 0, (off_t)rounded)) {
-		if (errno == ENOSPC)
+		/* hugetlbfs answers ENOSPC, or EINTR while it waits for pages that do not come */
+		if (errno == ENOSPC || errno == EINTR)
 			errno = ENOMEM;
 		goto fail;
 	}
