@@ -17,7 +17,7 @@ run_test() {
 	(
 		cd "$_wd" 2>/dev/null || { mkdir -p "$_wd" && cd "$_wd"; } || cd /
 		exec setsid "$@"
-	) </dev/null >/tmp/test.out 2>&1 &
+	) </dev/null >/tmp/test.out 2>&1 3>&- &
 	_pid=$!
 	_wdog=
 	if [ "$_tmo" -gt 0 ] 2>/dev/null; then
@@ -58,7 +58,7 @@ run_cmd() {
 	shift
 	job_kmsg_check >/dev/null 2>&1
 	mark "CMD-BEGIN"
-	"$@" </dev/null >&3 2>&3
+	"$@" </dev/null >&3 2>&3 3>&-
 	job_rc=$?
 	mark "CMD-END $job_rc"
 	cd /
