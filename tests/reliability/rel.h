@@ -31,7 +31,11 @@ void rel_dump_fds(const char *why);
  */
 void rel_set_label(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rel_install_crash_label(void);
-/* Arm (secs > 0) or disarm (0) a SIGALRM watchdog: a hang is a failure. */
+/*
+ * Arm (secs > 0) or disarm (0) a SIGALRM watchdog: a hang is a failure. @secs is for the host;
+ * it is multiplied by 10 in the test VM (DMAIO_TEST_VM=1: an emulated CPU) and under
+ * DMAIO_TEST_QUICK=1 (valgrind, sanitizers).
+ */
 void rel_watchdog(unsigned secs);
 
 /* Symbol of a code address of this executable: the name, or NULL; *@off gets the offset. */

@@ -40,6 +40,12 @@
  * condition there), and a "short count" at a call that moves no data (the seam turns it into
  * EIO).
  *
+ * Then, not injected: real signals (SIGUSR1 every 50 us, no SA_RESTART) in fresh child processes
+ * while buffers are allocated ("memfd", the --heap, "udmabuf-huge" where it works) and files
+ * read and written through every path: nothing the kernel interrupts or cancels may reach the
+ * caller (hugetlbfs fallocate gives EINTR, io-wq cancels a punted request with ECANCELED when
+ * it cannot start a worker while a signal is pending).
+ *
  * Usage: test-fault [--heap NAME] [--only SUBSTRING] [--verbose]
  * Env:   DMAIO_TEST_QUICK=1 (smaller ranges), DMAIO_TEST_DIRS.
  * Prints: "injected N faults over M scenarios".
@@ -47,12 +53,15 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -709,7 +718,7 @@ static void run_scenario(const struct scen *sc)
 	if (only && !strstr(sc->name, only))
 		return;
 	rel_set_label("%s: setup", sc->name);
-	rel_watchdog(args.quick ? 300 : 60);
+	rel_watchdog(60);
 	if (!sc->cold) {
 		if (env_open(sc, &v, &oe)) {
 			failure(sc, "none", "-", NULL, 0, "%s", oe.bad);
@@ -756,7 +765,7 @@ static void run_scenario(const struct scen *sc)
 
 			rel_set_label("%s: fault %s at call %lu (%s)", sc->name, fault_name(err), n,
 				      site);
-			rel_watchdog(args.quick ? 300 : 60);
+			rel_watchdog(60);
 			run_once(sc, &v, n, err, 0, 0, false, &o);
 			runs++;
 			total_runs++;
@@ -792,7 +801,7 @@ static void run_scenario(const struct scen *sc)
 		if (!is_data_site(site))
 			continue;
 		rel_set_label("%s: short at call %lu (%s), EIO at %lu", sc->name, n, site, n + 1);
-		rel_watchdog(args.quick ? 300 : 60);
+		rel_watchdog(60);
 		run_once(sc, &v, n, 0, n + 1, EIO, false, &o);
 		runs++;
 		total_runs++;
@@ -831,6 +840,164 @@ static void run_scenario(const struct scen *sc)
 	fflush(stdout);
 }
 
+/* ---- real signals ------------------------------------------------------------------------- */
+/*
+ * Not injected: SIGUSR1 every 50 us (a handler without SA_RESTART) while buffers are allocated
+ * and files read and written. What the kernel really interrupts (hugetlbfs fallocate returns
+ * EINTR on any pending signal, older kernels' shmem fallocate too; io_uring waits) must not
+ * reach the caller.
+ */
+static volatile sig_atomic_t storm_ticks;
+
+static void storm_handler(int sig)
+{
+	(void)sig;
+	storm_ticks++;
+}
+
+static unsigned long storm_fail;
+
+struct storm_result {
+	unsigned allocs, ios, fails;
+	int ticks;
+	char first[3][200];
+};
+
+static void storm_note(struct storm_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void storm_note(struct storm_result *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (res->fails < 3) {
+		va_start(ap, fmt);
+		vsnprintf(res->first[res->fails], sizeof(res->first[0]), fmt, ap);
+		va_end(ap);
+	}
+	res->fails++;
+}
+
+/* One child: a fresh process (its first ring and io-wq worker are made under the signals). */
+static void storm_child(const char *const *heaps, unsigned nh, int src, off_t src_size, int dst,
+			struct storm_result *res)
+{
+	size_t asize = (args.quick ? 2 : 16) * MiB, iolen = (args.quick ? 256 : 1024) * KiB + 123;
+	struct itimerspec its = { { 0, 50000 }, { 0, 50000 } };
+	struct sigevent sev = { 0 };
+	struct sigaction sa = { 0 };
+	struct dmaio_buf *b = NULL;
+	timer_t tm;
+
+	sa.sa_handler = storm_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = SIGUSR1;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tm)) {
+		storm_note(res, "timer_create: %s", strerror(errno));
+		return;
+	}
+	timer_settime(tm, 0, &its, NULL);
+	for (unsigned h = 0; h < nh; h++) {
+		for (int i = 0; i < (args.quick ? 2 : 4); i++) {
+			int r = dmaio_alloc(NULL, heaps[h], asize, 0, &b);
+
+			res->allocs++;
+			if (r == 0)
+				dmaio_free(b);
+			else
+				storm_note(res, "dmaio_alloc(%s, %zu) = %s", heaps[h], asize,
+					   test_errname(r));
+		}
+	}
+	if (dmaio_alloc(NULL, args.heap_name, iolen + 8192, 0, &b) == 0) {
+		for (size_t pi = 0; pi < ARRAY_SIZE(paths); pi++) {
+			for (int i = 0; i < 4; i++) {
+				bool w = i & 1;
+				ssize_t n;
+
+				n = w ? dmaio_write_file(b, 1, dst, 4095, iolen, rw_flags(paths[pi])) :
+					dmaio_read_file(b, 1, src, 4095,
+							MIN(iolen, (size_t)src_size - 4095),
+							rw_flags(paths[pi]));
+				res->ios++;
+				if (n < 0 && n != -EOPNOTSUPP)
+					storm_note(res, "%s via %s = %s", w ? "write" : "read",
+						   dmaio_path_name(paths[pi]), test_errname(n));
+			}
+		}
+		dmaio_free(b);
+	}
+	timer_delete(tm);
+	res->ticks = (int)storm_ticks;
+}
+
+static void signal_storm(int src, off_t src_size, int dst)
+{
+	const char *heaps[3] = { "memfd", NULL, NULL };
+	unsigned allocs = 0, ios = 0, na = 0, nh = 1, nchild = args.quick ? 2 : 6;
+	long ticks = 0;
+
+	if (only && !strstr("signals", only))
+		return;
+	if (args.heap_name && strcmp(args.heap_name, "memfd"))
+		heaps[nh++] = args.heap_name;
+	if (!access("/dev/udmabuf", R_OK | W_OK) && (!args.heap_name ||
+						     strcmp(args.heap_name, "udmabuf-huge"))) {
+		/* hugetlbfs fallocate stops at any signal; applicable when it works without */
+		struct dmaio_buf *b = NULL;
+
+		if (dmaio_alloc(NULL, "udmabuf-huge", (args.quick ? 2 : 16) * MiB, 0, &b) == 0) {
+			heaps[nh++] = "udmabuf-huge";
+			dmaio_free(b);
+		} else {
+			na++;
+		}
+	}
+	rel_set_label("signals");
+	rel_watchdog(120);
+	for (unsigned c = 0; c < nchild; c++) {
+		struct storm_result res = { 0 };
+		int pfd[2], st = 0;
+		pid_t pid;
+
+		if (pipe2(pfd, O_CLOEXEC)) {
+			printf("# signals: pipe2: %s, skipped\n", strerror(errno));
+			break;
+		}
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			alarm(0);
+			storm_child(heaps, nh, src, src_size, dst, &res);
+			(void)!write(pfd[1], &res, sizeof(res));
+			_exit(0);
+		}
+		close(pfd[1]);
+		if (pid < 0 || read(pfd[0], &res, sizeof(res)) != (ssize_t)sizeof(res)) {
+			res.fails = 1;
+			snprintf(res.first[0], sizeof(res.first[0]), "the child process died");
+		}
+		close(pfd[0]);
+		if (pid > 0)
+			waitpid(pid, &st, 0);
+		allocs += res.allocs;
+		ios += res.ios;
+		ticks += res.ticks;
+		for (unsigned k = 0; k < res.fails && k < 3; k++)
+			fprintf(stderr, "FAIL signals (process %u, SIGUSR1 every 50 us): %s\n", c,
+				res.first[k]);
+		storm_fail += res.fails;
+		total_fail += res.fails;
+	}
+	rel_watchdog(0);
+	printf("# signals: %u processes, %u allocations (%s%s%s%s%s) and %u reads/writes with %ld "
+	       "signals delivered: %lu failures%s\n", nchild, allocs, heaps[0], nh > 1 ? ", " : "",
+	       nh > 1 ? heaps[1] : "", nh > 2 ? ", " : "", nh > 2 ? heaps[2] : "", ios, ticks,
+	       storm_fail, na ? " (udmabuf-huge does not allocate here)" : "");
+}
+
 /* ---- main --------------------------------------------------------------------------------- */
 static int make_file(const char *what, off_t size, uint64_t seed)
 {
@@ -850,7 +1017,8 @@ int main(int argc, char **argv)
 	int nkept = 0, nscen = 0;
 	struct scen *sc = calloc(64, sizeof(*sc));
 	struct dmaio_buf *probe = NULL;
-	int r;
+	int r, storm_src = -1, storm_dst = -1;
+	off_t storm_src_size = 0;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--only") && i + 1 < argc)
@@ -924,6 +1092,12 @@ int main(int argc, char **argv)
 					ranges[ri].file_off + (off_t)ranges[ri].len / 2;
 				fd = make_file("destination", 0, 0);
 			}
+			if (op == OP_READ && ri == 0) {
+				storm_src = fd;
+				storm_src_size = fsize;
+			}
+			if (op == OP_WRITE && ri == 0)
+				storm_dst = fd;
 			for (size_t pi = 0; pi < ARRAY_SIZE(paths); pi++) {
 				struct scen *s = &sc[nscen++];
 
@@ -1000,13 +1174,17 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < nscen; i++)
 		run_scenario(&sc[i]);
+	signal_storm(storm_src, storm_src_size, storm_dst);
 
 	printf("injected %lu faults over %lu scenarios (%lu runs: %lu complete successes, %lu "
 	       "clean errors; %lu transient faults absorbed; %lu scenarios not applicable)\n",
 	       total_injected, total_scen, total_runs, total_ok_runs, total_err_runs,
 	       total_transient_ok, total_na);
 	if (total_fail) {
-		printf("%lu failures in %u classes:\n", total_fail, nclasses);
+		if (storm_fail)
+			printf("%lu failures under real signals (above)\n", storm_fail);
+		if (total_fail > storm_fail)
+			printf("%lu failures in %u classes:\n", total_fail - storm_fail, nclasses);
 		for (unsigned i = 0; i < nclasses; i++)
 			printf("  [%u x] %s\n", classes[i].n, classes[i].first);
 		free(sc);

@@ -930,7 +930,7 @@ int main(int argc, char **argv)
 	}
 	exe[l] = 0;
 	self_exe = exe;
-	rel_watchdog(args.quick ? 600 : 110);
+	rel_watchdog(110);
 	if (part && !strcmp(part, "suid")) {
 		rel_set_label("part suid");
 		rc = part_suid();

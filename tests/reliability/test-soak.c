@@ -332,7 +332,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("# heap %s, files in %s%s\n", args.heap, test_dir(), args.quick ? ", quick" : "");
-	rel_watchdog(args.quick ? 1800 : 170);
+	rel_watchdog(170);
 	soak_alloc(ctx, (device ? 10000 : 100000) / div);
 	soak_io(10000 / div);
 	soak_ctx((device ? 300 : 1000) / div);

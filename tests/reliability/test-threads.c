@@ -541,7 +541,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot prepare the files\n");
 		return 1;
 	}
-	rel_watchdog(args.quick ? 1200 : 300);
+	rel_watchdog(300);
 	printf("# heap %s, %d threads, %u iterations per part and thread, files in %s\n",
 	       args.heap, NTHREADS, iters, test_dir());
 	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
