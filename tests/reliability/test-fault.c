@@ -172,7 +172,7 @@ static const char *site_of(const struct trace *t, char *chain, size_t chain_len)
 		}
 		if (!strcmp(s, "dmaio_pread_full") || !strcmp(s, "dmaio_pwrite_full")) {
 			/* sys_pread/sys_pwrite inlined into the loop */
-			site = s[6] == 'r' ? "sys_pread" : "sys_pwrite";
+			site = strstr(s, "pread") ? "sys_pread" : "sys_pwrite";
 			first = i - 1;
 			break;
 		}
