@@ -265,7 +265,9 @@ static int chunk_progress(struct dmaio_pipe *p, struct flight *f, int res, int *
 {
 	size_t end, keep;
 
-	if (res == -EAGAIN || res == -EINTR)
+	/* ECANCELED: we never cancel; io-wq gives up a punted request when it cannot start a
+	 * worker while a signal is pending */
+	if (res == -EAGAIN || res == -EINTR || res == -ECANCELED)
 		return ++f->retries < 1000 ? CHUNK_REISSUE : (*err = res, CHUNK_STOP);
 	if (res < 0) {
 		*err = res;
