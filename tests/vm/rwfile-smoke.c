@@ -336,6 +336,26 @@ int main(int argc, char **argv)
 	close(wfd);
 	unlink(path2);
 
+	/* a raw block device (DMAIO_TEST_RAWDEV, scratch): WRITE then READ back, both DIRECT */
+	if (getenv("DMAIO_TEST_RAWDEV")) {
+		const char *dev = getenv("DMAIO_TEST_RAWDEV");
+		int bfd = open(dev, O_RDWR | O_CLOEXEC);
+
+		if (bfd >= 0) {
+			for (uint64_t i = 0; i < MiB; i++)
+				m[i] = pat(i + 7);
+			memset(m + MiB, 0, MiB);
+			r = rw(buf, DMA_BUF_RW_FLAGS_WRITE | DMA_BUF_RW_FLAGS_DIRECT, bfd, MiB, 0, MiB);
+			CHECK(r == 0, "WRITE DIRECT 1 MiB to %s -> %ld", dev, r);
+			r = rw(buf, DMA_BUF_RW_FLAGS_READ | DMA_BUF_RW_FLAGS_DIRECT, bfd, MiB, MiB, MiB);
+			CHECK(r == 0 && memcmp(m, m + MiB, MiB) == 0, "READ DIRECT it back from %s -> %ld",
+			      dev, r);
+			close(bfd);
+		} else {
+			CHECK(0, "open %s: %s", dev, strerror(errno));
+		}
+	}
+
 	/* exporters without the op */
 	if (cma >= 0)
 		CHECK(rw(cma, DMA_BUF_RW_FLAGS_READ, fd, 0, 0, 4096) == -EINVAL,
