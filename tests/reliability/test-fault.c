@@ -579,6 +579,8 @@ static void env_close(const struct scen *sc, struct env *v, struct outcome *o)
 	memset(v, 0, sizeof(*v));
 }
 
+static bool warming_up; /* the first call in a steady environment: it keeps fds and mappings */
+
 /*
  * One operation of @sc in @v: fault @err at call @nth (0: none) and, when @second_at,
  * @second_err there. Everything is checked; o->bad tells the first problem. After a faulted
@@ -667,8 +669,8 @@ static void run_op(const struct scen *sc, struct env *v, unsigned long nth, int 
 			bad(o, "dmaio_unmap failed after a successful map");
 		break;
 	}
-	if (sc->cold)
-		return; /* the context's first rings and probes stay: env_close() checks */
+	if (sc->cold || warming_up)
+		return; /* the context's first rings, mapping, probes stay: env_close() checks */
 	fds1 = test_count_fds();
 	maps1 = rel_count_lib_maps();
 	if (fds1 != fds0) {
@@ -725,8 +727,19 @@ static void run_scenario(const struct scen *sc)
 			env_close(sc, &v, &oe);
 			return;
 		}
-		/* warm up: probes, rings, registrations, the library's mapping */
+		/*
+		 * Warm up: probes, rings, registrations, the library's mapping. This first call on
+		 * a fresh buffer is checked like the others: the buffer was filled through a mapping
+		 * of its dma-buf fd (as a device or another importer would), before the library
+		 * ever touched its pages.
+		 */
+		warming_up = true;
 		run_op(sc, &v, 0, 0, 0, 0, false, &o);
+		warming_up = false;
+		if (o.bad[0] || (o.ret < 0 && o.ret != -EOPNOTSUPP))
+			failure(sc, "none", "-", NULL, 0, "first call on a fresh buffer filled "
+				"through its dma-buf fd: %s%s", o.bad[0] ? o.bad : "failed: ",
+				o.bad[0] ? "" : test_errname(o.ret));
 	}
 	rel_set_label("%s: counting run", sc->name);
 	hook.rec = rec;
