@@ -228,6 +228,18 @@ static double cpu_now(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
+/* A progress line only on an interactive terminal: not on a serial or system console, which is
+ * usually a log (a VM's output captured by its host). */
+static bool interactive(int fd)
+{
+	const char *t;
+
+	if (!isatty(fd))
+		return false;
+	t = ttyname(fd);
+	return !t || (strcmp(t, "/dev/console") && strncmp(t, "/dev/ttyS", 9));
+}
+
 static const char *errname(int err)
 {
 	static char buf[4][24];
@@ -1087,7 +1099,7 @@ static void setup_io(void)
 static void run_io(void)
 {
 	int r, s, d, md, k;
-	bool tty = isatty(STDERR_FILENO);
+	bool tty = interactive(STDERR_FILENO);
 
 	for (r = 0; r < o.runs; r++) {
 		if (tty)

@@ -51,6 +51,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A progress line only on an interactive terminal: not on a serial or system console, which is
+ * usually a log (a VM's output captured by its host). */
+static bool interactive(int fd)
+{
+	const char *t;
+
+	if (!isatty(fd))
+		return false;
+	t = ttyname(fd);
+	return !t || (strcmp(t, "/dev/console") && strncmp(t, "/dev/ttyS", 9));
+}
+
 static void human_size(char *out, size_t len, uint64_t v)
 {
 	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
@@ -420,7 +432,7 @@ int main(int argc, char **argv)
 		printf("buffer: %s from %s\n", hs, dmaio_buf_provider(buf));
 	}
 
-	prog.on = isatty(STDERR_FILENO);
+	prog.on = interactive(STDERR_FILENO);
 	prog.total = size;
 	prog.t0 = now_ns();
 	for (;;) {
