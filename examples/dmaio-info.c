@@ -111,7 +111,10 @@ static void human_size(char *out, size_t len, uint64_t v)
 		snprintf(out, len, "%.1f %s", d, unit[u]);
 }
 
-/* "crw-rw---- root:video" of a device node, or "" when absent. */
+/*
+ * "crw-rw---- root:video" of a device node, or "" when absent. Returns 1 when users other than
+ * root can open it read-write (group video or everyone), 0 when only root can, -errno if absent.
+ */
 static int node_perms(const char *path, char *out, size_t len)
 {
 	struct stat st;
@@ -146,7 +149,9 @@ static int node_perms(const char *path, char *out, size_t len)
 	else
 		snprintf(gname, sizeof(gname), "%u", (unsigned)st.st_gid);
 	snprintf(out, len, "%s %.31s:%.31s", mode, uname, gname);
-	return 0;
+	if ((st.st_mode & (S_IROTH | S_IWOTH)) == (S_IROTH | S_IWOTH))
+		return 1;
+	return (st.st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP) && st.st_gid != 0;
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -162,6 +167,7 @@ struct prov {
 struct heap_rep {
 	struct dmaio_heap_info hi;
 	char perms[96];
+	int shared;         /* node_perms(): 1 usable by a group or everyone, 0 root only */
 };
 
 struct file_choice {
@@ -192,6 +198,7 @@ struct report {
 	int nheaps;         /* from dmaio_probe_heaps(), or -errno */
 	struct heap_rep heaps[MAX_HEAPS];
 	char udmabuf_perms[96];
+	int udmabuf_shared;
 	int nprovs;
 	struct prov provs[MAX_PROVS];
 	char default_provider[64];
@@ -327,6 +334,15 @@ static void make_hints(struct report *r)
 			hint(r, "heap '%s' refused a one-page allocation (%s: %s)", h->name,
 			     errname(h->alloc_err), strerror(-h->alloc_err));
 	}
+	for (i = 0; i < n; i++) {
+		if (r->heaps[i].shared == 0 && r->heaps[i].hi.alloc == DMAIO_CAP_YES) {
+			hint(r, "only root may open /dev/dma_heap/* and /dev/udmabuf here; for other users: %s",
+			     perm_fix);
+			break;
+		}
+	}
+	if (r->udmabuf_shared == 0 && s->udmabuf == DMAIO_CAP_YES)
+		hint(r, "only root may open /dev/dma_heap/* and /dev/udmabuf here; for other users: %s", perm_fix);
 	if (r->nheaps >= 0 && !have_system)
 		hint(r, "no 'system' heap: build the kernel with CONFIG_DMABUF_HEAPS_SYSTEM=y");
 
@@ -651,7 +667,7 @@ static void j_key(struct json *j, const char *key)
 	if (!j->first[j->depth])
 		putchar(',');
 	j->first[j->depth] = false;
-	printf("\n%*s", 2 * j->depth, "");
+	printf("\n%*s", 2 * (j->depth + 1), "");
 	if (key) {
 		j_str_raw(key);
 		fputs(": ", stdout);
@@ -673,7 +689,7 @@ static void j_close(struct json *j, char c)
 
 	j->depth--;
 	if (!empty)
-		printf("\n%*s", j->depth > 0 ? 2 * j->depth : 0, "");
+		printf("\n%*s", 2 * (j->depth + 1), "");
 	putchar(c);
 }
 
@@ -912,12 +928,12 @@ int main(int argc, char **argv)
 
 			r->heaps[i].hi = hi[i];
 			snprintf(node, sizeof(node), "/dev/dma_heap/%.63s", hi[i].name);
-			node_perms(node, r->heaps[i].perms, sizeof(r->heaps[i].perms));
+			r->heaps[i].shared = node_perms(node, r->heaps[i].perms, sizeof(r->heaps[i].perms));
 		}
 		/* the library reports an absent /dev/dma_heap through nheaps; trust the node too */
 		if (r->nheaps == 0 && access("/dev/dma_heap", F_OK) < 0 && errno == ENOENT)
 			r->nheaps = -ENOENT;
-		node_perms("/dev/udmabuf", r->udmabuf_perms, sizeof(r->udmabuf_perms));
+		r->udmabuf_shared = node_perms("/dev/udmabuf", r->udmabuf_perms, sizeof(r->udmabuf_perms));
 		probe_providers(r);
 	}
 
