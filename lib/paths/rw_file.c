@@ -59,10 +59,14 @@ static int rw(struct dmaio_req *r, uint64_t rel, size_t n, bool direct)
 		/* 0: all moved; > 0: the kernel stopped early (end of file) after that many */
 		if (ret > 0 && (size_t)ret < take) {
 			r->done += (uint64_t)ret;
+			if (!direct)
+				r->unaligned += (uint64_t)ret;
 			r->eof = !r->write;
 			return r->write ? -EIO : 0;
 		}
 		r->done += take;
+		if (!direct)
+			r->unaligned += take;
 		rel += take;
 		n -= take;
 	}
