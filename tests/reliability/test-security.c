@@ -96,7 +96,7 @@ static void fd_link(int fd, char *target, size_t len)
 	target[l > 0 ? l : 0] = 0;
 }
 
-/* ---- (a) close-on-exec ---------------------------------------------------------------------- */
+/* ---- (a) close-on-exec -------------------------------------------------------------------- */
 /* Checked at every call of the library's syscall seam (-Wl,--wrap=dmaio_fault_hit). */
 static struct {
 	bool on;
@@ -322,7 +322,7 @@ static void part_cloexec(void)
 	       "inherited none\n", cloexec_checked, nb, io, seam.checks, seam.transient);
 }
 
-/* ---- (c) seals ------------------------------------------------------------------------------ */
+/* ---- (c) seals ---------------------------------------------------------------------------- */
 static void check_seals(const char *what, int fd)
 {
 	struct stat st;
@@ -423,7 +423,7 @@ static void part_seals(void)
 	       checked);
 }
 
-/* ---- (d) no files ----------------------------------------------------------------------------- */
+/* ---- (d) no files ------------------------------------------------------------------------- */
 #define MAXDIRS 8
 #define MAXNAMES 4096
 
@@ -657,7 +657,7 @@ static void part_files(void)
 	       new_entries, fan >= 0 ? "watched them" : "not used", others);
 }
 
-/* ---- (b) set-uid ------------------------------------------------------------------------------ */
+/* ---- (b) set-uid -------------------------------------------------------------------------- */
 #define SUID_LEN (4 * MiB)
 
 /* The set-uid child (and the control): "--suid-child FILE secure|plain". Reports on stdout;
@@ -900,7 +900,7 @@ out:
 	return rc;
 }
 
-/* ---- main ------------------------------------------------------------------------------------- */
+/* ---- main --------------------------------------------------------------------------------- */
 int main(int argc, char **argv)
 {
 	char *kept[argc + 1];
