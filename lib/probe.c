@@ -36,13 +36,12 @@ uint64_t dmaio_read_sysfs_u64(const char *path, uint64_t dflt)
 uint32_t dmaio_huge_page_size(void)
 {
 	static uint32_t cached;
-
+	uint32_t kb = 0, c = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 	char line[128];
-	uint32_t kb = 0;
 	FILE *f;
 
-	if (cached)
-		return cached;
+	if (c)
+		return c;
 	f = fopen("/proc/meminfo", "re");
 	if (!f)
 		return 0;
@@ -50,8 +49,8 @@ uint32_t dmaio_huge_page_size(void)
 		if (sscanf(line, "Hugepagesize: %u kB", &kb) == 1)
 			break;
 	fclose(f);
-	cached = kb * 1024u;
-	return cached;
+	__atomic_store_n(&cached, kb * 1024u, __ATOMIC_RELAXED);
+	return kb * 1024u;
 }
 
 /* ---- heaps -------------------------------------------------------------------------------- */

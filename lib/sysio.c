@@ -196,8 +196,11 @@ uint64_t dmaio_now_ns(void)
 long dmaio_page_size(void)
 {
 	static long ps;
+	long v = __atomic_load_n(&ps, __ATOMIC_RELAXED);
 
-	if (!ps)
-		ps = sysconf(_SC_PAGESIZE);
-	return ps;
+	if (!v) {
+		v = sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&ps, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }

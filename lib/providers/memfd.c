@@ -35,6 +35,20 @@ int dmaio_memfd_create(size_t size, bool huge, size_t *alloc_size, unsigned seal
 			errno = ENOMEM;
 		goto fail;
 	}
+	/* shmem keeps fallocated pages "unwritten": it reads them as holes (splice would copy
+	 * zeros) and zero-fills each on its first fault through the memfd, whatever a device or a
+	 * udmabuf mapping wrote into it meanwhile. One read fault of every page now makes them
+	 * ordinary zeroed pages before anybody else can see them. */
+	if (!huge) {
+		int merr;
+		void *p = sys_mmap((size_t)rounded, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0, &merr);
+
+		if (!p) {
+			errno = -merr;
+			goto fail;
+		}
+		munmap(p, (size_t)rounded);
+	}
 	if (seals && fcntl(fd, F_ADD_SEALS, seals))
 		goto fail;
 	if (alloc_size)
