@@ -1886,8 +1886,8 @@ static void write_plot(void)
 			for (k = 0; k < nmethods; k++) {
 				if (!methods[k].ok[d])
 					continue;
-				fprintf(f, "%s$d%d_%d_%d with linespoints title '%s'", first ? "" : ", \\\n     ", d,
-					md, k, methods[k].name);
+				fprintf(f, "%s$d%d_%d_%d with linespoints%s title '%s'", first ? "" : ", \\\n     ", d,
+					md, k, methods[k].kind == M_LIB ? "" : " dt 2", methods[k].name);
 				first = false;
 			}
 			if (first)
