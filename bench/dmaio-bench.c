@@ -1746,12 +1746,29 @@ static void verdict(const char *target, bool measurable, bool met, const char *f
 	printf("\n");
 }
 
+/* Ratios run by run (the cases of a run ran next to each other): " (per run: median x, min-max)". */
+static const char *paired(const struct result *a, const struct result *b)
+{
+	static char out[96];
+	double r[MAX_RUNS];
+	int i;
+
+	out[0] = '\0';
+	if (!a || !b || a->n != b->n || a->n < 2)
+		return out;
+	for (i = 0; i < a->n; i++)
+		r[i] = a->mbps[i] / b->mbps[i];
+	snprintf(out, sizeof(out), " (run by run: median %.2fx, %.2f-%.2f)", median(r, a->n), vmin(r, a->n),
+		 vmax(r, a->n));
+	return out;
+}
+
 static void print_targets(void)
 {
 	int s = -1, i;
 	char sz[32];
 
-	printf("\ntargets (lib:auto is the library's best path; measured in this run)\n");
+	printf("\ntargets (lib:auto is the library's best path; medians of this run; MET/MISSED by the ratio of medians)\n");
 	if (o.test_io && o.nsizes) {
 		const struct result *lib, *dir, *naive, *buf;
 
@@ -1770,11 +1787,11 @@ static void print_targets(void)
 			double c = naive ? median(naive->mbps, naive->n) : NAN;
 
 			verdict("cold read >= 0.95x O_DIRECT io_uring", true, a >= 0.95 * b,
-				"%s %s: %.0f MB/s vs %.0f MB/s (%s) = %.2fx", sz, used_path(&methods[0], lib), a, b,
+				"%s %s: %.0f MB/s vs %.0f MB/s (%s) = %.2fx%s", sz, used_path(&methods[0], lib), a, b,
 				dir == find_res(s, DIR_READ, MODE_COLD, M_URING, 0) ? "posix_memalign'd" : "memfd",
-				a / b);
+				a / b, paired(lib, dir));
 			verdict("cold read never below naive", naive != NULL, naive && a >= c,
-				"%.0f MB/s vs naive %.0f MB/s = %.2fx", a, c, a / c);
+				"%.0f MB/s vs naive %.0f MB/s = %.2fx%s", a, c, a / c, paired(lib, naive));
 		} else {
 			verdict("cold read >= 0.95x O_DIRECT io_uring", false, false, "not measured (%s)",
 				!lib ? "lib:auto read cold missing" : "baseline missing");
@@ -1793,9 +1810,9 @@ static void print_targets(void)
 			double a = median(lib->mbps, lib->n), b = median(dir->mbps, dir->n);
 
 			verdict("write >= 0.95x O_DIRECT write", true, a >= 0.95 * b,
-				"%s cold %s: %.0f MB/s vs %.0f MB/s (%s) = %.2fx", sz, used_path(&methods[0], lib), a, b,
+				"%s cold %s: %.0f MB/s vs %.0f MB/s (%s) = %.2fx%s", sz, used_path(&methods[0], lib), a, b,
 				dir == find_res(s, DIR_WRITE, MODE_COLD, M_URING, 0) ? "posix_memalign'd" : "memfd",
-				a / b);
+				a / b, paired(lib, dir));
 		} else {
 			verdict("write >= 0.95x O_DIRECT write", false, false, "not measured");
 		}
