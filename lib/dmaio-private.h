@@ -51,6 +51,9 @@ struct dmaio_file {
 	int direct;          /* 0 unknown, 1 yes, -errno no */
 	uint32_t mem_align, off_align; /* for this direction */
 	bool align_known;
+	bool cached_known;   /* page-cache residency of the last range asked */
+	int cached_pct;
+	uint64_t cached_off, cached_len;
 };
 
 /* ---- context (ctx.c) ---------------------------------------------------------------------- */
@@ -132,6 +135,7 @@ int dmaio_file_open(struct dmaio_file *f, int fd, bool write);
 void dmaio_file_close(struct dmaio_file *f);
 int dmaio_file_direct_fd(struct dmaio_file *f, bool write); /* >= 0 fd or -errno (refusal) */
 int dmaio_file_buffered_fd(struct dmaio_file *f);
+int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len);
 int dmaio_file_info_fill(int fd, struct dmaio_file_info *info);
 
 /* ---- mapping (buf.c) ---------------------------------------------------------------------- */

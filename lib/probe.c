@@ -453,6 +453,44 @@ int dmaio_file_buffered_fd(struct dmaio_file *f)
 	return f->bfd;
 }
 
+/* cachestat(2) (6.5+), absent from older headers: one number on every architecture. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct k_cachestat_range {
+	uint64_t off, len;
+};
+struct k_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/* Percentage of the pages of [off, off + len) that sit in the page cache, -errno when the kernel
+ * cannot tell (no cachestat, or a file type it refuses). Asked once per call and range. */
+int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len)
+{
+	uint64_t ps = (uint64_t)dmaio_page_size(), pages;
+	struct k_cachestat_range rg;
+	struct k_cachestat cs;
+
+	if (f->cached_known && f->cached_off == off && f->cached_len == len)
+		return f->cached_pct;
+	if (off >= f->size)
+		return -ENODATA;
+	if (len > f->size - off)
+		len = f->size - off;
+	rg.off = off / ps * ps;
+	rg.len = round_up_u64(off + len, ps) - rg.off;
+	pages = rg.len / ps;
+	f->cached_known = true;
+	f->cached_off = off;
+	f->cached_len = len;
+	if (syscall(__NR_cachestat, f->fd, &rg, &cs, 0))
+		f->cached_pct = neg_errno();
+	else
+		f->cached_pct = (int)(pages ? MIN(cs.nr_cache, pages) * 100 / pages : 0);
+	return f->cached_pct;
+}
+
 DMAIO_EXPORT int dmaio_probe_file(struct dmaio_ctx *ctx, int fd, struct dmaio_file_info *info)
 {
 	struct dmaio_file f;
