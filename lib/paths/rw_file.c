@@ -22,7 +22,7 @@ static int score(struct dmaio_req *r, const char **why)
 		       "this heap's exporter lacks the RW_FILE op";
 		return h->info.rw_file_err ? h->info.rw_file_err : -EOPNOTSUPP;
 	}
-	*why = "kernel reads the file into the heap's pages (DMA_BUF_IOCTL_RW_FILE)";
+	*why = "the kernel moves the file data to or from the heap's pages (DMA_BUF_IOCTL_RW_FILE)";
 	return 100;
 }
 
