@@ -8,7 +8,7 @@
 
 /* A memfd of at least size bytes (page or huge page multiple), sealed against shrinking and
  * growing (and against further sealing when seals asks for F_SEAL_SEAL). */
-int dmaio_memfd_create(size_t size, bool huge, size_t *alloc_size, unsigned seals)
+int dmaio_memfd_create(size_t size, bool huge, int populate, size_t *alloc_size, unsigned seals)
 {
 	uint64_t unit = huge ? dmaio_huge_page_size() : (uint64_t)dmaio_page_size();
 	uint64_t rounded;
@@ -26,20 +26,19 @@ int dmaio_memfd_create(size_t size, bool huge, size_t *alloc_size, unsigned seal
 		return errno == EINVAL && huge ? -EOPNOTSUPP : neg_errno();
 	if (sys_ftruncate(fd, (off_t)rounded))
 		goto fail;
-	/* back it with memory now, like every dma-buf provider does: a clean ENOMEM here rather
-	 * than SIGBUS later, and no page allocation inside the first I/O (hugetlb pages would
-	 * otherwise only be reserved at fault time) */
-	if (sys_fallocate(fd, 0, 0, (off_t)rounded)) {
+	/* Back it with memory now, like every dma-buf provider does: a clean ENOMEM here rather than
+	 * SIGBUS later (hugetlb pages are otherwise only reserved at fault time). */
+	if (populate && sys_fallocate(fd, 0, 0, (off_t)rounded)) {
 		/* hugetlbfs answers ENOSPC, or EINTR while it waits for pages that do not come */
 		if (errno == ENOSPC || errno == EINTR)
 			errno = ENOMEM;
 		goto fail;
 	}
-	/* shmem keeps fallocated pages "unwritten": it reads them as holes (splice would copy
-	 * zeros) and zero-fills each on its first fault through the memfd, whatever a device or a
-	 * udmabuf mapping wrote into it meanwhile. One read fault of every page now makes them
-	 * ordinary zeroed pages before anybody else can see them. */
-	if (!huge) {
+	/* For udmabuf: shmem keeps fallocated pages "unwritten" and UDMABUF_CREATE pins them as they
+	 * are, so the first fault through the memfd would zero-fill what a device wrote and splice
+	 * would read holes. One read fault of every page makes them ordinary zeroed pages first.
+	 * (A plain memfd buffer needs no such step: every access to it goes through shmem.) */
+	if (populate > 1 && !huge) {
 		int merr;
 		void *p = sys_mmap((size_t)rounded, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0, &merr);
 
@@ -62,7 +61,7 @@ fail:
 
 static int memfd_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
 {
-	int fd = dmaio_memfd_create(size, false, &b->alloc_size,
+	int fd = dmaio_memfd_create(size, false, 1, &b->alloc_size,
 				    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 
 	(void)ctx;

@@ -75,7 +75,7 @@ int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, u
 		    (unsigned long long)(limit >> 20));
 		return -EFBIG;
 	}
-	memfd = dmaio_memfd_create(size, huge, &asz, F_SEAL_SHRINK | F_SEAL_GROW);
+	memfd = dmaio_memfd_create(size, huge, 2, &asz, F_SEAL_SHRINK | F_SEAL_GROW);
 	if (memfd < 0)
 		return memfd;
 	if (limit && asz > limit) {
