@@ -55,9 +55,10 @@ static int new_buf(struct dmaio_ctx *c, const char *name, int kind, struct dmaio
 	return 0;
 }
 
-static void register_buf(struct dmaio_ctx *c, struct dmaio_buf *b)
+/* A unique id (io_uring registrations are keyed by it) and the context's buffer count. */
+void dmaio_buf_register(struct dmaio_ctx *c, struct dmaio_buf *b)
 {
-	static uint64_t next_id; /* process-wide: registrations are keyed by it */
+	static uint64_t next_id; /* process-wide */
 
 	b->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&c->lock);
@@ -80,7 +81,7 @@ static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, con
 		return r;
 	}
 	b->size = size;
-	register_buf(c, b);
+	dmaio_buf_register(c, b);
 	*out = b;
 	return 0;
 }
@@ -92,7 +93,7 @@ static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct d
 {
 	const char *order[16];
 	char heap_names[16][DMAIO_NAME_MAX];
-	int n = 0, last = -ENODEV;
+	int n = 0;
 	uint64_t ulimit;
 	bool udmabuf;
 
@@ -132,7 +133,6 @@ static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct d
 		DBG(c, "alloc %zu bytes: provider %s refused: %s", size, order[i], strerror(-r));
 		if (r == -ENOMEM || r == -EOVERFLOW)
 			return r;
-		last = r;
 	}
 	if (flags & DMAIO_ALLOC_ALLOW_NON_DMABUF) {
 		DBG(c, "alloc %zu bytes: no dma-buf provider works; using a plain memfd", size);
@@ -144,7 +144,6 @@ static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct d
 	    n ? "present but refusing" : "empty or absent",
 	    udmabuf ? "present" : "absent or not accessible",
 	    c->sys.drm == DMAIO_CAP_YES ? "present" : "absent");
-	(void)last;
 	return -ENODEV;
 }
 

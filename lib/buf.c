@@ -53,15 +53,7 @@ DMAIO_EXPORT int dmaio_import(struct dmaio_ctx *ctx, int dmabuf_fd, unsigned fla
 	b->size = b->alloc_size = (size_t)size;
 	b->stats.last_path = DMAIO_PATH_AUTO;
 	strcpy(b->provider, "import");
-	b->id = 0;
-	{
-		static uint64_t import_ids = 1ull << 62;
-
-		b->id = __atomic_add_fetch(&import_ids, 1, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_lock(&c->lock);
-	c->nbufs++;
-	pthread_mutex_unlock(&c->lock);
+	dmaio_buf_register(c, b);
 	*buf = b;
 	return 0;
 }

@@ -109,6 +109,7 @@ struct dmaio_provider {
 };
 extern const struct dmaio_provider dmaio_provider_heap, dmaio_provider_udmabuf,
 	dmaio_provider_udmabuf_huge, dmaio_provider_drm, dmaio_provider_memfd;
+void dmaio_buf_register(struct dmaio_ctx *c, struct dmaio_buf *b);
 int dmaio_heap_open(struct dmaio_ctx *ctx, struct dmaio_heap *h); /* ctx locked */
 int dmaio_heap_alloc_fd(struct dmaio_ctx *ctx, struct dmaio_heap *h, size_t size, int *fd);
 void dmaio_heap_probe_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd);
