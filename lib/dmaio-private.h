@@ -116,7 +116,7 @@ void dmaio_heap_probe_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int d
 int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, uint64_t limit,
 		       uint32_t list_limit, struct dmaio_buf *b);
 /* populate: 0 nothing, 1 fallocate, 2 fallocate and fault every page (udmabuf) */
-int dmaio_memfd_create(size_t size, bool huge, int populate, size_t *alloc_size, unsigned seals);
+int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size, unsigned seals);
 
 /* ---- context helpers (ctx.c) -------------------------------------------------------------- */
 struct dmaio_ctx *dmaio_ctx_get(struct dmaio_ctx *ctx); /* NULL -> default, may return NULL */

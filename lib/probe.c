@@ -172,7 +172,7 @@ static void probe_hugetlb(struct dmaio_ctx *ctx, struct dmaio_sys_info *s)
 	s->udmabuf_huge = DMAIO_CAP_NO;
 	if (!s->huge_page_size)
 		return;
-	fd = dmaio_memfd_create(s->huge_page_size, true, 1, &sz, 0);
+	fd = dmaio_memfd_create(s->huge_page_size, true, true, &sz, 0);
 	if (fd < 0)
 		return;
 	s->hugetlb_memfd = DMAIO_CAP_YES;
@@ -233,7 +233,7 @@ void dmaio_probe_sys_locked(struct dmaio_ctx *ctx)
 			if (h->info.alloc != DMAIO_CAP_YES ||
 			    dmaio_heap_alloc_fd(ctx, h, s->page_size, &fd))
 				continue;
-			t = dmaio_memfd_create(s->page_size, false, 1, NULL, 0);
+			t = dmaio_memfd_create(s->page_size, false, true, NULL, 0);
 			r = t < 0 ? t : dmaio_uring_dmabuf_probe(ctx, fd, t);
 			s->uring_dmabuf = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
 			s->uring_dmabuf_err = r;

@@ -57,7 +57,7 @@ void dmaio_heap_probe_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int d
 
 	if (h->rw_probed)
 		return;
-	mfd = dmaio_memfd_create(ps, false, 1, NULL, 0);
+	mfd = dmaio_memfd_create(ps, false, true, NULL, 0);
 	if (mfd < 0)
 		return; /* try again on the next allocation */
 	rw.flags = DMAIO_DMA_BUF_RW_FLAGS_READ;

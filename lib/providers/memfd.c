@@ -7,8 +7,9 @@
 #include "../dmaio-private.h"
 
 /* A memfd of at least size bytes (page or huge page multiple), sealed against shrinking and
- * growing (and against further sealing when seals asks for F_SEAL_SEAL). */
-int dmaio_memfd_create(size_t size, bool huge, int populate, size_t *alloc_size, unsigned seals)
+ * growing (and against further sealing when seals asks for F_SEAL_SEAL). populate: back it with
+ * memory now (fallocate). */
+int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size, unsigned seals)
 {
 	uint64_t unit = huge ? dmaio_huge_page_size() : (uint64_t)dmaio_page_size();
 	uint64_t rounded;
@@ -34,20 +35,6 @@ int dmaio_memfd_create(size_t size, bool huge, int populate, size_t *alloc_size,
 			errno = ENOMEM;
 		goto fail;
 	}
-	/* For udmabuf: shmem keeps fallocated pages "unwritten" and UDMABUF_CREATE pins them as they
-	 * are, so the first fault through the memfd would zero-fill what a device wrote and splice
-	 * would read holes. One read fault of every page makes them ordinary zeroed pages first.
-	 * (A plain memfd buffer needs no such step: every access to it goes through shmem.) */
-	if (populate > 1 && !huge) {
-		int merr;
-		void *p = sys_mmap((size_t)rounded, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0, &merr);
-
-		if (!p) {
-			errno = -merr;
-			goto fail;
-		}
-		munmap(p, (size_t)rounded);
-	}
 	if (seals && fcntl(fd, F_ADD_SEALS, seals))
 		goto fail;
 	if (alloc_size)
@@ -61,7 +48,7 @@ fail:
 
 static int memfd_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
 {
-	int fd = dmaio_memfd_create(size, false, 1, &b->alloc_size,
+	int fd = dmaio_memfd_create(size, false, true, &b->alloc_size,
 				    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 
 	(void)ctx;

@@ -75,7 +75,13 @@ int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, u
 		    (unsigned long long)(limit >> 20));
 		return -EFBIG;
 	}
-	memfd = dmaio_memfd_create(size, huge, 2, &asz, F_SEAL_SHRINK | F_SEAL_GROW);
+	/* shmem: no fallocate. shmem keeps fallocated pages "unwritten" and UDMABUF_CREATE pins
+	 * them as they are, so the first fault through the memfd would zero-fill what a device wrote
+	 * and splice would read holes. Pages that UDMABUF_CREATE allocates itself (shmem_read_folio)
+	 * are ordinary zeroed, up-to-date pages, and allocating them there costs one pass instead of
+	 * two; a shortage is still a clean ENOMEM from the ioctl. hugetlb: fallocated pages are
+	 * ordinary pages, and kernels before 6.11 only pin hugetlb pages that already exist. */
+	memfd = dmaio_memfd_create(size, huge, huge, &asz, F_SEAL_SHRINK | F_SEAL_GROW);
 	if (memfd < 0)
 		return memfd;
 	if (limit && asz > limit) {
