@@ -40,7 +40,8 @@ extern char **environ;
 #define MIB ((uint64_t)1 << 20)
 #define GIB ((uint64_t)1 << 30)
 #define MAX_SIZES 16
-#define MAX_METHODS 16
+#define MAX_METHODS 32
+#define MAX_LBUFS 4   /* --heap A,B,...: library buffers measured side by side */
 #define MAX_RUNS 101
 #define MAX_PROVS 24
 #define URING_PIECE GIB /* io_uring refuses registered buffers over 1 GiB */
@@ -73,9 +74,10 @@ static const char *mode_name[NMODES] = { "cold", "warm" };
 enum mkind { M_LIB, M_URING, M_URING_SHM, M_BUFFERED, M_NAIVE };
 
 struct method {
-	char name[32];
+	char name[64];
 	enum mkind kind;
 	int path;               /* M_LIB: the forced path, DMAIO_PATH_AUTO for the library's choice */
+	int buf;                /* M_LIB: index into lbufs[] */
 	bool ok[NDIRS];         /* can run in this direction */
 	char note[NDIRS][256];  /* why not, or what it chose */
 };
@@ -99,7 +101,8 @@ struct opts {
 	bool paths_given;
 	bool test_io, test_alloc, test_mmap;
 	int runs;
-	const char *heap;
+	const char *heaps[MAX_LBUFS]; /* --heap: providers of the library buffers (NULL: default) */
+	int nheaps;
 	const char *dir;
 	const char *csv;
 	const char *plot;
@@ -136,9 +139,14 @@ static int fd_dir = -1;      /* O_RDWR | O_DIRECT: io_uring baseline */
 static char *plain;          /* posix_memalign'd memory of the baselines */
 static char *shm;            /* a shared memfd mapping: the second O_DIRECT baseline */
 static uint64_t plain_size;  /* size of both */
-static struct dmaio_buf *dbuf;
+/* the library's buffers, one per --heap; all dbuf_size bytes. lbufs[0] also serves base:naive */
+struct lbuf {
+	struct dmaio_buf *b;
+	void *map;           /* dmaio_map() of b, NULL if it cannot be mapped */
+};
+static struct lbuf lbufs[MAX_LBUFS];
+static int nlbufs;
 static size_t dbuf_size;
-static void *dmap;           /* dmaio_map() of dbuf, NULL if it cannot be mapped */
 static struct io_uring ring;
 static bool ring_ok, ring_fixed;
 static char ring_note[256];
@@ -622,14 +630,14 @@ static int run_naive(int dir, uint64_t size)
 		size_t n = (size_t)(size - off < dbuf_size ? size - off : dbuf_size);
 		ssize_t r;
 
-		ret = dmaio_sync_begin(dbuf, dir == DIR_READ ? DMAIO_SYNC_WRITE : DMAIO_SYNC_READ);
+		ret = dmaio_sync_begin(lbufs[0].b, dir == DIR_READ ? DMAIO_SYNC_WRITE : DMAIO_SYNC_READ);
 		if (ret < 0)
 			return ret;
 		if (dir == DIR_READ)
-			r = full_pread(fd_buf, dmap, n, off);
+			r = full_pread(fd_buf, lbufs[0].map, n, off);
 		else
-			r = full_pwrite(fd_buf, dmap, n, off);
-		ret = dmaio_sync_end(dbuf, dir == DIR_READ ? DMAIO_SYNC_WRITE : DMAIO_SYNC_READ);
+			r = full_pwrite(fd_buf, lbufs[0].map, n, off);
+		ret = dmaio_sync_end(lbufs[0].b, dir == DIR_READ ? DMAIO_SYNC_WRITE : DMAIO_SYNC_READ);
 		if (r < 0)
 			return (int)r;
 		if (ret < 0)
@@ -645,6 +653,7 @@ static int run_naive(int dir, uint64_t size)
 static int run_lib(const struct method *m, int dir, uint64_t size, struct result *res)
 {
 	unsigned flags = m->path == DMAIO_PATH_AUTO ? 0 : DMAIO_RW_PATH(m->path) | DMAIO_RW_NO_FALLBACK;
+	struct dmaio_buf *dbuf = lbufs[m->buf].b;
 	uint64_t off;
 
 	for (off = 0; off < size; off += dbuf_size) {
@@ -692,7 +701,27 @@ static int run_case(const struct method *m, int dir, uint64_t size, struct resul
 /* where the bytes of a method land (reads) or come from (writes) */
 static void *method_mem(const struct method *m)
 {
-	return m->kind == M_URING || m->kind == M_BUFFERED ? (void *)plain : m->kind == M_URING_SHM ? (void *)shm : dmap;
+	switch (m->kind) {
+	case M_URING:
+	case M_BUFFERED:
+		return plain;
+	case M_URING_SHM:
+		return shm;
+	case M_LIB:
+		return lbufs[m->buf].map;
+	case M_NAIVE:
+		break;
+	}
+	return lbufs[0].map;
+}
+
+/* the library buffer whose mapping mem is (sync_begin/end around CPU access), or NULL */
+static struct dmaio_buf *map_owner(const void *mem)
+{
+	for (int i = 0; i < nlbufs; i++)
+		if (mem && mem == lbufs[i].map)
+			return lbufs[i].b;
+	return NULL;
 }
 
 /* Before timing: move a small range with each method and check the bytes, both directions. */
@@ -710,6 +739,7 @@ static void verify_methods(void)
 	for (k = 0; k < nmethods; k++) {
 		struct method *m = &methods[k];
 		void *mem = method_mem(m);
+		struct dmaio_buf *owner = map_owner(mem);
 
 		for (d = 0; d < NDIRS; d++) {
 			int64_t bad;
@@ -720,22 +750,22 @@ static void verify_methods(void)
 			if (d == DIR_READ) {
 				/* poison the destination, read, check */
 				if (mem) {
-					if (mem == dmap)
-						dmaio_sync_begin(dbuf, DMAIO_SYNC_WRITE);
+					if (owner)
+						dmaio_sync_begin(owner, DMAIO_SYNC_WRITE);
 					memset(mem, 0xa5, len);
-					if (mem == dmap)
-						dmaio_sync_end(dbuf, DMAIO_SYNC_WRITE);
+					if (owner)
+						dmaio_sync_end(owner, DMAIO_SYNC_WRITE);
 				}
 				ret = run_case(m, DIR_READ, len, NULL);
 				if (ret < 0)
 					goto fail;
 				if (!mem)
 					continue;
-				if (mem == dmap)
-					dmaio_sync_begin(dbuf, DMAIO_SYNC_READ);
+				if (owner)
+					dmaio_sync_begin(owner, DMAIO_SYNC_READ);
 				bad = check_pattern(mem, 0, len);
-				if (mem == dmap)
-					dmaio_sync_end(dbuf, DMAIO_SYNC_READ);
+				if (owner)
+					dmaio_sync_end(owner, DMAIO_SYNC_READ);
 				if (bad >= 0) {
 					snprintf(m->note[d], sizeof(m->note[d]),
 						 "verification failed: wrong bytes at offset %" PRId64 " after a read",
@@ -746,14 +776,17 @@ static void verify_methods(void)
 			} else {
 				/* the source holds the pattern of [0, len) (from the file); write it, re-read */
 				if (mem) {
-					if (mem == dmap)
-						dmaio_sync_begin(dbuf, DMAIO_SYNC_WRITE);
+					if (owner)
+						dmaio_sync_begin(owner, DMAIO_SYNC_WRITE);
 					fill_pattern(mem, 0, len);
-					if (mem == dmap)
-						dmaio_sync_end(dbuf, DMAIO_SYNC_WRITE);
+					if (owner)
+						dmaio_sync_end(owner, DMAIO_SYNC_WRITE);
 				} else {
 					/* no mapping: load the source through the library itself */
-					ret = run_lib(&methods[0], DIR_READ, len, NULL);
+					struct method load = { .kind = M_LIB, .path = DMAIO_PATH_AUTO,
+							       .buf = m->kind == M_LIB ? m->buf : 0 };
+
+					ret = run_lib(&load, DIR_READ, len, NULL);
 					if (ret < 0)
 						goto fail;
 				}
@@ -797,7 +830,7 @@ fail:
 /* ------------------------------------------------------------------------------------------- */
 /* set-up of the I/O tests */
 
-static void add_method(const char *name, enum mkind kind, int path)
+static void add_method(const char *name, enum mkind kind, int path, int buf)
 {
 	struct method *m;
 
@@ -807,6 +840,7 @@ static void add_method(const char *name, enum mkind kind, int path)
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->kind = kind;
 	m->path = path;
+	m->buf = buf;
 	m->ok[DIR_READ] = m->ok[DIR_WRITE] = true;
 }
 
@@ -850,9 +884,14 @@ static char *alloc_shm(uint64_t size)
 	return p;
 }
 
-static int alloc_dbuf(size_t len, struct dmaio_buf **b, void **map)
+static const char *heap_desc(int i)
 {
-	int ret = dmaio_alloc(NULL, o.heap, len, o.heap ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, b);
+	return o.heaps[i] ? o.heaps[i] : "the default provider";
+}
+
+static int alloc_dbuf(int i, size_t len, struct dmaio_buf **b, void **map)
+{
+	int ret = dmaio_alloc(NULL, o.heaps[i], len, o.heaps[i] ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, b);
 
 	if (ret < 0)
 		return ret;
@@ -876,22 +915,24 @@ static int alloc_dbuf(size_t len, struct dmaio_buf **b, void **map)
  */
 static void fresh_buffers(int run)
 {
-	struct dmaio_buf *nb = NULL;
-	void *nmap = NULL;
+	struct lbuf nb[MAX_LBUFS] = { { 0 } };
 	char *np = NULL, *ns = NULL;
-	int k, d, step;
+	int i, k, d, step;
 	uint64_t avail = mem_available();
 
 	/* short of memory for both sets at once: free first (the pages still get reshuffled) */
-	if (avail && avail < 4 * plain_size + dbuf_size) {
+	if (avail && avail < 4 * plain_size + (uint64_t)nlbufs * dbuf_size) {
 		if (ring_fixed)
 			io_uring_unregister_buffers(&ring);
 		free(plain);
 		plain = NULL;
 		munmap(shm, plain_size);
 		shm = NULL;
-		dmaio_free(dbuf);
-		dbuf = NULL;
+		for (i = 0; i < nlbufs; i++) {
+			dmaio_free(lbufs[i].b);
+			lbufs[i].b = NULL;
+			lbufs[i].map = NULL;
+		}
 	}
 
 	for (step = 0; step < 3; step++) {
@@ -904,11 +945,13 @@ static void fresh_buffers(int run)
 		} else if (which == 1) {
 			ns = alloc_shm(plain_size);
 		} else {
-			int ret = alloc_dbuf(dbuf_size, &nb, &nmap);
+			for (i = 0; i < nlbufs; i++) {
+				int ret = alloc_dbuf(i, dbuf_size, &nb[i].b, &nb[i].map);
 
-			if (ret < 0)
-				die("allocate %" PRIu64 " MiB from %s again: %s", (uint64_t)dbuf_size / MIB,
-				    o.heap ? o.heap : "the default provider", strerror(-ret));
+				if (ret < 0)
+					die("allocate %" PRIu64 " MiB from %s again: %s", (uint64_t)dbuf_size / MIB,
+					    heap_desc(i), strerror(-ret));
+			}
 		}
 	}
 	if (ring_fixed && plain)
@@ -920,9 +963,10 @@ static void fresh_buffers(int run)
 	shm = ns;
 	if (ring_fixed && register_plain() < 0)
 		die("registering the plain memory again failed");
-	dmaio_free(dbuf);
-	dbuf = nb;
-	dmap = nmap;
+	for (i = 0; i < nlbufs; i++) {
+		dmaio_free(lbufs[i].b);
+		lbufs[i] = nb[i];
+	}
 	/* first-use costs of the new buffers (registration) stay out of the timing */
 	for (k = 0; k < nmethods; k++) {
 		for (d = 0; d < NDIRS; d++)
@@ -1007,46 +1051,65 @@ static void setup_io(void)
 		}
 	}
 
-	/* the library's buffer; chunked when the provider refuses the whole size */
+	/* the library's buffers, all of one size; chunked when a provider refuses the whole size */
 	len = (size_t)max;
-	for (;;) {
-		ret = alloc_dbuf(len, &dbuf, &dmap);
-		if ((ret == -EFBIG || ret == -ENOMEM) && len / 2 >= MIB) {
-			len /= 2;
-			continue;
+	if (!o.nheaps)
+		o.nheaps = 1; /* heaps[0] NULL: the default provider */
+	for (i = 0; i < o.nheaps; i++) {
+		for (;;) {
+			ret = alloc_dbuf(i, len, &lbufs[i].b, &lbufs[i].map);
+			if ((ret == -EFBIG || ret == -ENOMEM) && len / 2 >= MIB) {
+				len /= 2;
+				/* the buffers before this one are too large now: all get the same size */
+				for (k = 0; k < i; k++) {
+					dmaio_free(lbufs[k].b);
+					lbufs[k].b = NULL;
+					if (alloc_dbuf(k, len, &lbufs[k].b, &lbufs[k].map) < 0)
+						die("allocate %" PRIu64 " MiB from %s again", (uint64_t)len / MIB,
+						    heap_desc(k));
+				}
+				continue;
+			}
+			break;
 		}
-		break;
+		if (ret < 0)
+			die("allocate %" PRIu64 " MiB from %s: %s", (uint64_t)len / MIB, heap_desc(i),
+			    strerror(-ret));
+		nlbufs = i + 1;
+		if (!o.heaps[i] && dmaio_buf_kind(lbufs[i].b) == DMAIO_BUF_MEMFD)
+			fprintf(stderr, PROG ": no dma-buf provider on this machine; using a memfd\n");
 	}
-	if (ret < 0)
-		die("allocate %" PRIu64 " MiB from %s: %s", (uint64_t)len / MIB, o.heap ? o.heap : "the default provider",
-		    strerror(-ret));
 	dbuf_size = len;
-	if (dbuf_size < max) {
-		size_str(sz, sizeof(sz), dbuf_size);
-		note("%s refused one buffer of the largest size: the library cases and naive move bigger sizes "
-		     "in %s chunks", dmaio_buf_provider(dbuf), sz);
+	for (i = 0; i < nlbufs; i++) {
+		if (dbuf_size < max) {
+			size_str(sz, sizeof(sz), dbuf_size);
+			note("%s: no buffer of the largest size: the library cases and naive move bigger sizes "
+			     "in %s chunks", dmaio_buf_provider(lbufs[i].b), sz);
+		}
+		if (!lbufs[i].map)
+			note("the %s buffer cannot be mapped: %slibrary reads not verified",
+			     dmaio_buf_provider(lbufs[i].b), i ? "" : "no naive baseline, ");
 	}
-	if (!o.heap && dmaio_buf_kind(dbuf) == DMAIO_BUF_MEMFD)
-		fprintf(stderr, PROG ": no dma-buf provider on this machine; using a memfd\n");
-	if (!dmap)
-		note("the %s buffer cannot be mapped: no naive baseline, library reads not verified",
-		     dmaio_buf_provider(dbuf));
 
-	/* the methods: the library's choice, each path that can serve, the baselines */
-	if (!o.paths_given || o.paths[DMAIO_PATH_AUTO])
-		add_method("lib:auto", M_LIB, DMAIO_PATH_AUTO);
-	for (p = 1; p < DMAIO_PATH_COUNT; p++) {
-		char name[32];
+	/* the methods: per buffer the library's choice and each path that can serve; the baselines */
+	for (i = 0; i < nlbufs; i++) {
+		char sfx[48] = "";
 
-		if (o.paths_given && !o.paths[p])
-			continue;
-		snprintf(name, sizeof(name), "lib:%s", dmaio_path_name(p));
-		add_method(name, M_LIB, p);
+		if (nlbufs > 1)
+			snprintf(sfx, sizeof(sfx), "@%.40s", dmaio_buf_provider(lbufs[i].b));
+		for (p = 0; p < DMAIO_PATH_COUNT; p++) {
+			char name[64];
+
+			if (o.paths_given ? !o.paths[p] : false)
+				continue;
+			snprintf(name, sizeof(name), "lib:%s%s", p ? dmaio_path_name(p) : "auto", sfx);
+			add_method(name, M_LIB, p, i);
+		}
 	}
-	add_method("base:uring-direct", M_URING, 0);
-	add_method("base:uring-shm", M_URING_SHM, 0);
-	add_method("base:buffered", M_BUFFERED, 0);
-	add_method("base:naive", M_NAIVE, 0);
+	add_method("base:uring-direct", M_URING, 0, 0);
+	add_method("base:uring-shm", M_URING_SHM, 0, 0);
+	add_method("base:buffered", M_BUFFERED, 0, 0);
+	add_method("base:naive", M_NAIVE, 0, 0);
 
 	len = (size_t)(dbuf_size < max ? dbuf_size : max);
 	for (k = 0; k < nmethods; k++) {
@@ -1058,13 +1121,13 @@ static void setup_io(void)
 			if ((m->kind == M_URING || m->kind == M_URING_SHM) && !ring_ok) {
 				m->ok[d] = false;
 				snprintf(m->note[d], sizeof(m->note[d]), "%s", ring_note);
-			} else if (m->kind == M_NAIVE && !dmap) {
+			} else if (m->kind == M_NAIVE && !lbufs[0].map) {
 				m->ok[d] = false;
 				snprintf(m->note[d], sizeof(m->note[d]), "the buffer cannot be mapped");
 			} else if (m->kind == M_LIB) {
 				unsigned flags = m->path ? DMAIO_RW_PATH(m->path) | DMAIO_RW_NO_FALLBACK : 0;
 
-				ret = dmaio_choose_path(dbuf, 0, fd_buf, 0, len, d, flags, why, sizeof(why));
+				ret = dmaio_choose_path(lbufs[m->buf].b, 0, fd_buf, 0, len, d, flags, why, sizeof(why));
 				if (ret < 0 || (m->path && ret != m->path)) {
 					m->ok[d] = false;
 					snprintf(m->note[d], sizeof(m->note[d]), "cannot serve: %s%s%s",
@@ -1575,6 +1638,30 @@ static const char *used_path(const struct method *m, const struct result *r)
 	return p >= 0 ? dmaio_path_name(p) : "-";
 }
 
+/* width of the method column */
+static int name_width(void)
+{
+	int w = 20;
+
+	for (int k = 0; k < nmethods; k++)
+		if ((int)strlen(methods[k].name) > w)
+			w = (int)strlen(methods[k].name);
+	return w;
+}
+
+/* the providers of the library buffers, comma-separated */
+static const char *providers_str(void)
+{
+	static char buf[256];
+	size_t l = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < nlbufs && l < sizeof(buf) - 1; i++)
+		l += (size_t)snprintf(buf + l, sizeof(buf) - l, "%s%s", i ? "," : "",
+				      dmaio_buf_provider(lbufs[i].b));
+	return buf;
+}
+
 static void fmt_ratio(char *out, size_t len, double a, double b)
 {
 	if (isnan(a) || isnan(b) || b <= 0)
@@ -1585,9 +1672,9 @@ static void fmt_ratio(char *out, size_t len, double a, double b)
 
 static void print_io(FILE *csv)
 {
-	int s, d, md, k;
+	int s, d, md, k, w = name_width();
 
-	printf("\n%-6s %-5s %-4s %-20s %-16s %8s %8s %8s %9s %8s %8s %8s\n", "size", "dir", "mode", "method",
+	printf("\n%-6s %-5s %-4s %-*s %-16s %8s %8s %8s %9s %8s %8s %8s\n", "size", "dir", "mode", w, "method",
 	       "path", "MB/s", "min", "max", "CPU s/GiB", "x direct", "x buffrd", "x naive");
 	for (s = 0; s < o.nsizes; s++) {
 		char sz[32];
@@ -1613,7 +1700,7 @@ static void print_io(FILE *csv)
 					if (!m->ok[d])
 						continue;
 					if (!r->n) {
-						printf("%-6s %-5s %-4s %-20s %s\n", sz, dir_name[d], mode_name[md], m->name,
+						printf("%-6s %-5s %-4s %-*s %s\n", sz, dir_name[d], mode_name[md], w, m->name,
 						       r->err ? strerror(-r->err) : "no result");
 						continue;
 					}
@@ -1622,13 +1709,13 @@ static void print_io(FILE *csv)
 					fmt_ratio(rd, sizeof(rd), mb, bd);
 					fmt_ratio(rb, sizeof(rb), mb, bb);
 					fmt_ratio(rn, sizeof(rn), mb, bn);
-					printf("%-6s %-5s %-4s %-20s %-16s %8.0f %8.0f %8.0f %9.3f %8s %8s %8s%s\n", sz,
-					       dir_name[d], mode_name[md], m->name, used_path(m, r), mb,
+					printf("%-6s %-5s %-4s %-*s %-16s %8.0f %8.0f %8.0f %9.3f %8s %8s %8s%s\n", sz,
+					       dir_name[d], mode_name[md], w, m->name, used_path(m, r), mb,
 					       vmin(r->mbps, r->n), vmax(r->mbps, r->n), cpu, rd, rb, rn,
 					       r->fallbacks ? " (fallbacks)" : "");
 					if (csv)
 						fprintf(csv, "io,%s,%" PRIu64 ",%s,%s,%s,%s,%d,%.1f,%.1f,%.1f,%.4f,%s,%s,%s,,,,,\n",
-							dmaio_buf_provider(dbuf), o.sizes[s], dir_name[d], mode_name[md],
+							dmaio_buf_provider(lbufs[m->buf].b), o.sizes[s], dir_name[d], mode_name[md],
 							m->name, used_path(m, r), r->n, mb, vmin(r->mbps, r->n),
 							vmax(r->mbps, r->n), cpu, rd, rb, rn);
 				}
@@ -1890,7 +1977,7 @@ static void write_plot(void)
 	fprintf(f, "set terminal pngcairo size 1400,%d noenhanced font ',10'\n", np > 2 ? 1000 : 520);
 	fprintf(f, "set output '%s'\n", o.plot);
 	fprintf(f, "set multiplot layout %d,%d title 'dmaio-bench: %s buffer, %s'\n", np > 2 ? 2 : 1,
-		np > 1 ? 2 : 1, dmaio_buf_provider(dbuf), o.dir);
+		np > 1 ? 2 : 1, providers_str(), o.dir);
 	fprintf(f, "set logscale x 2\nset xlabel 'size (MiB)'\nset ylabel 'MB/s (median)'\nset grid\n"
 		   "set key outside right\nset yrange [0:*]\n");
 	for (d = 0; d < NDIRS; d++)
@@ -1949,7 +2036,8 @@ static void usage(FILE *out)
 		"Measure libdmaio's data paths against baselines, allocation per provider and mapping.\n"
 		"\n"
 		"  --dir DIR         directory of the test file (default: .); a block filesystem for O_DIRECT\n"
-		"  --heap H          provider of the I/O buffer (default: the best dma-buf provider, else memfd)\n"
+		"  --heap H[,H...]   provider(s) of the I/O buffers (default: the best dma-buf provider, else\n"
+		"                    memfd); several: one buffer each, measured side by side on one file\n"
 		"  --path P[,P...]   library paths to measure (default: auto and every path that can serve):\n"
 		"                   ");
 	for (p = 0; p < DMAIO_PATH_COUNT; p++)
@@ -2044,7 +2132,14 @@ int main(int argc, char **argv)
 			o.dir = optarg;
 			break;
 		case OPT_HEAP:
-			o.heap = optarg;
+			o.nheaps = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (o.nheaps == MAX_LBUFS)
+					die("--heap: at most %d providers", MAX_LBUFS);
+				o.heaps[o.nheaps++] = tok;
+			}
+			if (!o.nheaps)
+				die("--heap: no provider named");
 			break;
 		case OPT_PATH:
 			o.paths_given = true;
@@ -2214,9 +2309,15 @@ int main(int argc, char **argv)
 			char bs[32];
 
 			size_str(bs, sizeof(bs), dbuf_size);
-			printf("# I/O: buffer %s from %s (%s), sizes %s, test file %s\n", bs, dmaio_buf_provider(dbuf),
-			       dmaio_buf_kind(dbuf) == DMAIO_BUF_MEMFD ? "a memfd, not a dma-buf" : "dma-buf", sizes,
-			       test_path);
+			for (i = 0; i < nlbufs; i++)
+				printf("# I/O: buffer %s from %s (%s), sizes %s, test file %s\n", bs,
+				       dmaio_buf_provider(lbufs[i].b),
+				       dmaio_buf_kind(lbufs[i].b) == DMAIO_BUF_MEMFD ? "a memfd, not a dma-buf" : "dma-buf",
+				       sizes, test_path);
+			if (nlbufs > 1)
+				printf("# one test file for all buffers; lib:PATH@PROVIDER = that buffer; base:naive "
+				       "uses the %s buffer; targets use lib:auto@%s\n", dmaio_buf_provider(lbufs[0].b),
+				       dmaio_buf_provider(lbufs[0].b));
 			printf("# cold: fsync + POSIX_FADV_DONTNEED%s; warm: range read once before\n",
 			       o.drop_caches && is_root ? " + drop_caches" : "");
 			printf("# base:uring-direct = O_DIRECT io_uring, %s, %" PRIu64 " KiB requests, QD %u, into "
@@ -2272,8 +2373,8 @@ int main(int argc, char **argv)
 	if (o.plot && o.test_io)
 		write_plot();
 
-	if (dbuf)
-		dmaio_free(dbuf);
+	for (i = 0; i < nlbufs; i++)
+		dmaio_free(lbufs[i].b);
 	if (ring_ok)
 		io_uring_queue_exit(&ring);
 	if (fd_dir >= 0)
