@@ -128,6 +128,10 @@ void dmaio_stats_add(struct dmaio_stats *dst, const struct dmaio_stats *src);
 void dmaio_probe_sys_locked(struct dmaio_ctx *ctx);
 int dmaio_drm_probe_locked(struct dmaio_ctx *ctx, struct dmaio_sys_info *s);
 int dmaio_uring_dmabuf_probe(struct dmaio_ctx *ctx, int dmabuf_fd, int target_fd);
+struct io_uring_rsrc_update2;
+struct dmaio_io_uring_regbuf_desc;
+void dmaio_uring_dmabuf_request(struct io_uring_rsrc_update2 *up, struct dmaio_io_uring_regbuf_desc *d,
+				unsigned slot, int dmabuf_fd, int target_fd);
 int dmaio_list_heaps_locked(struct dmaio_ctx *ctx);
 struct dmaio_heap *dmaio_find_heap_locked(struct dmaio_ctx *ctx, const char *name);
 void dmaio_probe_heap_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h);

@@ -12,22 +12,30 @@
 #define CHUNK (1u << 20)
 #define DEPTH 16
 
-/* Register dmabuf_fd for target_fd in slot 0 of ring (sparse table already there). */
+/* The registration request of the proposal (RFC v3): one descriptor of type DMABUF for
+ * target_fd, sent as a buffer update of one slot flagged as carrying descriptors. */
+void dmaio_uring_dmabuf_request(struct io_uring_rsrc_update2 *up, struct dmaio_io_uring_regbuf_desc *d,
+				unsigned slot, int dmabuf_fd, int target_fd)
+{
+	memset(d, 0, sizeof(*d));
+	d->type = DMAIO_IO_REGBUF_TYPE_DMABUF;
+	d->dmabuf_fd = dmabuf_fd;
+	d->target_fd = target_fd;
+	memset(up, 0, sizeof(*up));
+	up->offset = slot;
+	up->resv = DMAIO_IORING_RSRC_UPDATE_DESC;
+	up->data = (__u64)(uintptr_t)d;
+	up->nr = 1;
+}
+
+/* Register dmabuf_fd for target_fd in one slot of ring (sparse table already there). */
 static int register_dmabuf(struct io_uring *ring, unsigned slot, int dmabuf_fd, int target_fd)
 {
 	struct dmaio_io_uring_regbuf_desc d;
 	struct io_uring_rsrc_update2 up;
 	int r;
 
-	memset(&d, 0, sizeof(d));
-	d.type = DMAIO_IO_REGBUF_TYPE_DMABUF;
-	d.dmabuf_fd = dmabuf_fd;
-	d.target_fd = target_fd;
-	memset(&up, 0, sizeof(up));
-	up.offset = slot;
-	up.resv = DMAIO_IORING_RSRC_UPDATE_DESC;
-	up.data = (__u64)(uintptr_t)&d;
-	up.nr = 1;
+	dmaio_uring_dmabuf_request(&up, &d, slot, dmabuf_fd, target_fd);
 	r = io_uring_register(ring->ring_fd, IORING_REGISTER_BUFFERS_UPDATE, &up, sizeof(up));
 	if (r == 1)
 		return 0;
