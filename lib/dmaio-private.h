@@ -115,7 +115,7 @@ int dmaio_heap_alloc_fd(struct dmaio_ctx *ctx, struct dmaio_heap *h, size_t size
 void dmaio_heap_probe_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd);
 int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, uint64_t limit,
 		       uint32_t list_limit, struct dmaio_buf *b);
-/* populate: 0 nothing, 1 fallocate, 2 fallocate and fault every page (udmabuf) */
+/* populate: fallocate the whole size now (udmabuf leaves shmem pages to UDMABUF_CREATE) */
 int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size, unsigned seals);
 
 /* ---- context helpers (ctx.c) -------------------------------------------------------------- */
