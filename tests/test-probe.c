@@ -510,7 +510,7 @@ static void try_aligned(const char *what, const char *path, const struct dmaio_f
 {
 	size_t ma = fi->dio_mem_align ? fi->dio_mem_align : 1;
 	size_t len = fi->dio_offset_align;
-	uint8_t *mem;
+	uint8_t *mem = NULL;
 	ssize_t r;
 	int fd;
 
