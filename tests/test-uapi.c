@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "../lib/dmaio-private.h"
+#include "../lib/engine/engine.h"
 #include "../lib/uapi/dma-buf-rw-file.h"
 #include "../lib/uapi/io_uring-dmabuf.h"
 
@@ -122,7 +122,10 @@ static void test_regbuf_request(void **state)
 			assert_true(d.__resv[k] == 0);
 
 		assert_int_equal(up.offset, (unsigned)slots[i]);
-		assert_int_equal(up.resv, DMAIO_IORING_RSRC_UPDATE_DESC);
+		/* IORING_RSRC_UPDATE_EXTENDED = 1U << 1, "io_uring/rsrc: extend buffer update" v3
+		 * 09/10 (2026-04-29); the kernel rejects any other bit with -EINVAL */
+		assert_int_equal(up.resv, 2u);
+		assert_int_equal(up.resv, DMAIO_IORING_RSRC_UPDATE_EXTENDED);
 		assert_true(up.data == (__u64)(uintptr_t)&d);
 		assert_true(up.tags == 0);
 		assert_int_equal(up.nr, 1);
@@ -138,19 +141,29 @@ static void test_regbuf_request(void **state)
 static void test_regbuf_refused(void **state)
 {
 	char path[] = "/tmp/dmaio-uapi.XXXXXX";
+	struct io_uring ring;
 	int mfd, ffd, r;
 
 	(void)state;
+	/* without io_uring every registration fails for that reason alone: nothing is shown */
+	r = io_uring_queue_init(2, &ring, 0);
+	if (r < 0) {
+		printf("# io_uring unavailable here (%s): nothing to check\n", strerror(-r));
+		skip();
+	}
+	io_uring_queue_exit(&ring);
 	mfd = memfd_create("dmaio-uapi", MFD_CLOEXEC);
 	assert_true(mfd >= 0);
 	assert_int_equal(ftruncate(mfd, 4096), 0);
 	ffd = mkostemp(path, O_CLOEXEC);
 	assert_true(ffd >= 0);
 	unlink(path);
-	r = dmaio_uring_dmabuf_probe(NULL, mfd, ffd);
+	r = dmaio_engine_dmabuf_probe(mfd, ffd);
 	printf("# io_uring dma-buf registration of a memfd for a regular file: %d (%s)\n", r,
 	       r < 0 ? strerror(-r) : "accepted");
-	assert_true(r < 0);
+	/* mainline: -EINVAL (flags bit set in what it calls resv); with the series: the memfd is no
+	 * dma-buf (dma_buf_get: -EINVAL) or the regular file has no dma-buf op (-EOPNOTSUPP) */
+	assert_true(r == -EINVAL || r == -EOPNOTSUPP);
 	close(ffd);
 	close(mfd);
 }

@@ -1,26 +1,28 @@
 /* SPDX-License-Identifier: MIT */
-/* Path "bounce-direct": O_DIRECT into the ring's pool of registered, aligned bounce buffers, each
+/* Path "bounce-direct": O_DIRECT into the engine's pinned, registered bounce memory, each piece
  * copied to (or from) the buffer's CPU mapping inside DMA_BUF_SYNC begin/end; the copy of one
- * chunk overlaps the I/O of the others. For buffers whose mapping cannot take O_DIRECT. */
+ * piece overlaps the I/O of the others. For buffers whose mapping cannot take O_DIRECT. */
 #include <string.h>
 
-#include "../dmaio-private.h"
+#include "path.h"
+#include "../engine/engine.h"
+#include "../split/split.h"
 
-#define CHUNK (2u << 20)
-#define NBOUNCE 8
+#define CHUNK DMAIO_BOUNCE_MAX
+#define EDGE (4u << 20)
 #define MIN_WORTH (1u << 20)
 
-static int score(struct dmaio_req *r, const char **why)
+static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 {
-	int fd = dmaio_file_direct_fd(r->file, r->write);
 	struct dmaio_split s;
 
-	if (fd < 0) {
+	(void)cached_pct;
+	if (r->file->direct < 0) {
 		*why = "the file takes no O_DIRECT";
-		return fd;
+		return r->file->direct;
 	}
-	dmaio_split_range(r->file_off + r->done, r->len - r->done,
-			  r->write ? UINT64_MAX : r->file->size, r->file->off_align, &s);
+	dmaio_split_range(r->file_off + r->start, r->len - r->start,
+			  r->write ? UINT64_MAX : r->file->size, dmaio_path_align(r), &s);
 	if (s.mid < MIN_WORTH) {
 		*why = "aligned middle too small to be worth O_DIRECT";
 		return 30;
@@ -29,59 +31,58 @@ static int score(struct dmaio_req *r, const char **why)
 	return 70;
 }
 
-static void fill(struct dmaio_pipe *p, size_t rel, char *dst, size_t n)
+static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 {
-	memcpy(dst, (char *)p->priv + rel, n);
+	(void)e;
+	if (r->file->direct < 0)
+		return -EOPNOTSUPP;
+	dmaio_split_req(r, dmaio_path_align(r), true);
+	return dmaio_path_map(r);
 }
 
-static void drain(struct dmaio_pipe *p, size_t rel, const char *src, size_t n)
+static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
 {
-	memcpy((char *)p->priv + rel, src, n);
-}
-
-static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
-{
-	struct dmaio_engine *e = NULL;
-	struct dmaio_pipe p;
+	uint64_t rel, n;
+	bool direct;
 	int err;
 
-	(void)arg;
-	err = dmaio_req_map(r);
+	if (!dmaio_split_next(r, CHUNK, EDGE, &rel, &n, &direct))
+		return 0;
+	if (!direct) {
+		dmaio_path_op_mapped(r, op, rel, n, false);
+		r->cursor += n;
+		return 1;
+	}
+	err = dmaio_engine_bounce_get(e, (uint32_t)n, op); /* sets mem and buf_index */
 	if (err)
 		return err;
-	if (dmaio_engine_get(r->ctx, &e) || dmaio_engine_bounce(e, CHUNK, NBOUNCE)) {
-		dmaio_engine_put(r->ctx, e);
-		e = NULL; /* synchronous, one bounce chunk */
-	}
-	memset(&p, 0, sizeof(p));
-	p.fd = r->file->dfd;
-	p.write = r->write;
-	p.file_off = r->file_off + rel;
-	p.len = n;
-	p.bounce = true;
-	p.buf_index = -1;
-	p.chunk = CHUNK;
-	p.depth = NBOUNCE;
-	p.align = r->file->off_align;
-	p.fill = fill;
-	p.drain = drain;
-	p.priv = r->addr + r->buf_off + rel;
-	err = dmaio_pipe_run(e, &p);
-	r->done += p.done;
-	if (p.eof)
-		r->eof = true;
-	dmaio_engine_put(r->ctx, e);
-	return err;
+	op->kind = r->write ? DMAIO_OPK_WRITE : DMAIO_OPK_READ;
+	op->fd = r->file->dfd;
+	op->len = (uint32_t)n;
+	op->off = r->file_off + rel;
+	op->direct = true;
+	op->align = dmaio_path_align(r);
+	op->rel = rel;
+	if (r->write)
+		memcpy(op->mem, r->addr + r->buf_off + rel, n);
+	r->cursor += n;
+	return 1;
 }
 
-static int run(struct dmaio_req *r)
+static void finish(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
 {
-	return dmaio_req_split_run(r, r->file->off_align, mid, NULL);
+	(void)e;
+	/* a read hands over what arrived, also when it stopped part-way */
+	if (op->bounce >= 0 && !r->write && op->got)
+		memcpy(r->addr + r->buf_off + op->rel, op->mem, op->got);
 }
 
 const struct dmaio_path_ops dmaio_path_bounce_direct = {
 	.id = DMAIO_PATH_BOUNCE_DIRECT,
 	.name = "bounce-direct",
 	.score = score,
-	.run = run,
+	.begin = begin,
+	.next = next,
+	.finish = finish,
+	.refuses = dmaio_path_refuses_direct,
 };

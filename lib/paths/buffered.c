@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Path "buffered": pread/pwrite through the page cache against the buffer's CPU mapping, inside
- * DMA_BUF_SYNC begin/end. Serves every buffer that can be mapped and every offset. A read whose
- * range already sits in the page cache is a memory copy: faster than any O_DIRECT path. */
-#include "../dmaio-private.h"
+/* Path "buffered": reads and writes through the page cache against the buffer's CPU mapping,
+ * inside DMA_BUF_IOCTL_SYNC begin/end, several pieces in flight (io_uring buffered ops, or the
+ * worker threads). Any mappable buffer, any file; the best choice when the range is already in
+ * the page cache, where a memory copy beats the device. */
+#include "path.h"
+#include "../engine/engine.h"
+#include "../split/split.h"
 
 #define WARM_PCT 90
+#define PIECE (4u << 20)
 
-static int score(struct dmaio_req *r, const char **why)
+static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 {
-	if (!r->write && dmaio_file_cached_pct(r->file, r->file_off + r->done,
-					       r->len - r->done) >= WARM_PCT) {
+	if (!r->write && cached_pct >= WARM_PCT) {
 		*why = "the range is in the page cache: a memory copy beats the device";
 		return 85;
 	}
@@ -17,14 +20,36 @@ static int score(struct dmaio_req *r, const char **why)
 	return 50;
 }
 
-static int run(struct dmaio_req *r)
+static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 {
-	return dmaio_req_buffered(r, r->done, r->len - r->done, false);
+	(void)e;
+	dmaio_split_req(r, 1, false);
+	return dmaio_path_map(r);
+}
+
+static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
+{
+	uint64_t rel, n;
+	bool direct;
+
+	(void)e;
+	if (!dmaio_split_next(r, PIECE, PIECE, &rel, &n, &direct))
+		return 0;
+	dmaio_path_op_mapped(r, op, rel, n, false);
+	r->cursor += n;
+	return 1;
+}
+
+static bool refuses(int err)
+{
+	return err == -ENODEV; /* no CPU mapping: anything else is a real error */
 }
 
 const struct dmaio_path_ops dmaio_path_buffered = {
 	.id = DMAIO_PATH_BUFFERED,
 	.name = "buffered",
 	.score = score,
-	.run = run,
+	.begin = begin,
+	.next = next,
+	.refuses = refuses,
 };

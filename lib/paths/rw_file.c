@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* Path "rw-file": the proposed DMA_BUF_IOCTL_RW_FILE, the kernel reading/writing the file straight
  * into the exporter's pages. DIRECT for the page-aligned middle when the file takes O_DIRECT,
- * without DIRECT for unaligned heads and tails. Probed per heap on its first allocation. */
+ * without DIRECT for unaligned heads and tails. The ioctl blocks: pieces run on the worker
+ * threads, several at once. Probed per heap on its first allocation. */
 #include <fcntl.h>
 
-#include "../dmaio-private.h"
+#include "path.h"
+#include "../engine/engine.h"
+#include "../split/split.h"
+#include "../sys/sys.h"
 #include "../uapi/dma-buf-rw-file.h"
 
-#define PIECE (256u << 20) /* per ioctl: bounded latency, far below MAX_RW_COUNT */
+#define PIECE (16u << 20) /* per ioctl: pieces of one range overlap on the workers */
 
-static int score(struct dmaio_req *r, const char **why)
+static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 {
 	struct dmaio_heap *h = r->buf->heap;
 
+	(void)cached_pct;
 	if (r->buf->kind != DMAIO_BUF_HEAP || !h) {
 		*why = "only heap buffers are probed for RW_FILE";
 		return -EOPNOTSUPP;
@@ -26,93 +31,89 @@ static int score(struct dmaio_req *r, const char **why)
 	return 100;
 }
 
-/* one ioctl per piece; the kernel loops until the piece is done */
-static int rw(struct dmaio_req *r, uint64_t rel, size_t n, bool direct)
+static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 {
-	int fd = direct ? r->file->fd : dmaio_file_buffered_fd(r->file);
+	uint64_t ps = (uint64_t)dmaio_page_size();
 
-	if (fd < 0)
-		return fd;
-	while (n) {
-		size_t take = MIN(n, PIECE);
-		struct dmaio_dma_buf_rw_file a = {
-			.flags = (r->write ? DMAIO_DMA_BUF_RW_FLAGS_WRITE : DMAIO_DMA_BUF_RW_FLAGS_READ) |
-				 (direct ? DMAIO_DMA_BUF_RW_FLAGS_DIRECT : 0),
-			.fd = fd,
-			.file_offset = r->file_off + rel,
-			.buf_offset = r->buf_off + rel,
-			.buf_len = take,
-		};
-		int ret;
-
-		do
-			ret = sys_ioctl(r->buf->fd, DMAIO_DMA_BUF_IOCTL_RW_FILE, &a);
-		while (ret < 0 && (errno == EINTR || errno == EAGAIN));
-		if (ret < 0) {
-			int err = neg_errno();
-
-			if (err == -ENOTTY) /* cache: the kernel lacks it after all */
-				__atomic_store_n(&r->buf->heap->info.rw_file, DMAIO_CAP_NO,
-						 __ATOMIC_RELAXED);
-			return err;
-		}
-		/* 0: all moved; > 0: the kernel stopped early (end of file) after that many */
-		if (ret > 0 && (size_t)ret < take) {
-			r->done += (uint64_t)ret;
-			if (!direct)
-				r->unaligned += (uint64_t)ret;
-			r->eof = !r->write;
-			return r->write ? -EIO : 0;
-		}
-		r->done += take;
-		if (!direct)
-			r->unaligned += take;
-		rel += take;
-		n -= take;
-	}
+	(void)e;
+	/* reads stop at end of file here, whatever the kernel's convention for it */
+	if (!r->write && r->file_off + r->end > r->file->size)
+		r->end = r->file_off + r->start >= r->file->size ? r->start :
+			 r->file->size - r->file_off;
+	dmaio_split_req(r, (uint32_t)ps, r->file->direct > 0);
+	if (r->split.mid && (r->buf_off + r->start + r->split.head) % ps)
+		dmaio_split_req(r, (uint32_t)ps, false);
 	return 0;
 }
 
-static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
+/* one ioctl; the kernel loops until the piece is done (0), or stops early at end of file (> 0:
+ * that many moved) */
+static int rw_call(struct dmaio_op *op)
 {
-	(void)arg;
-	return rw(r, rel, n, true);
+	struct dmaio_dma_buf_rw_file a = {
+		.flags = (op->to_file ? DMAIO_DMA_BUF_RW_FLAGS_WRITE : DMAIO_DMA_BUF_RW_FLAGS_READ) |
+			 (op->direct ? DMAIO_DMA_BUF_RW_FLAGS_DIRECT : 0),
+		.fd = op->fd,
+		.file_offset = op->off,
+		.buf_offset = op->off2,
+		.buf_len = op->len,
+	};
+	int ret = sys_ioctl(op->fd2, DMAIO_DMA_BUF_IOCTL_RW_FILE, &a);
+
+	if (ret < 0)
+		return ret;
+	if (ret > 0 && (uint32_t)ret < op->len) {
+		op->got = (uint32_t)ret;
+		if (op->to_file)
+			return -EIO;
+		op->eof = true;
+		return 0;
+	}
+	op->got = op->len;
+	return 0;
 }
 
-static int run(struct dmaio_req *r)
+static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
 {
-	uint64_t ps = (uint64_t)dmaio_page_size();
-	uint64_t end = r->file_off + r->len, rel = r->done;
-	struct dmaio_split s;
-	int err;
+	uint64_t rel, n;
+	bool direct;
 
-	/* reads stop at end of file here, whatever the kernel's convention for it */
-	if (!r->write && end > r->file->size) {
-		if (r->file_off + rel >= r->file->size) {
-			r->eof = true;
-			return 0;
-		}
-		end = r->file->size;
-	}
-	dmaio_split_range(r->file_off + rel, end - r->file_off - rel, UINT64_MAX, (uint32_t)ps, &s);
-	if (s.mid && dmaio_file_direct_fd(r->file, r->write) >= 0 &&
-	    (r->buf_off + rel + s.head) % ps == 0) {
-		err = rw(r, rel, s.head, false);
-		if (!err && !r->eof)
-			err = mid(r, rel + s.head, s.mid, NULL);
-		if (!err && !r->eof)
-			err = rw(r, rel + s.head + s.mid, s.tail, false);
-	} else {
-		err = rw(r, rel, (size_t)(end - r->file_off - rel), false);
-	}
-	if (!err && r->file_off + r->done < r->file_off + r->len && !r->write)
-		r->eof = true;
-	return err;
+	(void)e;
+	if (!dmaio_split_next(r, PIECE, PIECE, &rel, &n, &direct))
+		return 0;
+	op->kind = DMAIO_OPK_CALL;
+	op->call = rw_call;
+	op->fd = direct ? r->file->fd : r->file->bfd;
+	op->fd2 = r->buf->fd;
+	op->off = r->file_off + rel;
+	op->off2 = r->buf_off + rel;
+	op->len = (uint32_t)n;
+	op->direct = direct;
+	op->edge = !direct && r->direct_ok;
+	op->rel = rel;
+	op->to_file = r->write;
+	r->cursor += n;
+	return 1;
+}
+
+static void finish(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
+{
+	(void)e;
+	if (op->res == -ENOTTY) /* cache: the kernel lacks it after all */
+		__atomic_store_n(&r->buf->heap->info.rw_file, DMAIO_CAP_NO, __ATOMIC_RELAXED);
+}
+
+static bool refuses(int err)
+{
+	return err == -EINVAL || err == -ENOTTY || err == -EOPNOTSUPP;
 }
 
 const struct dmaio_path_ops dmaio_path_rw_file = {
 	.id = DMAIO_PATH_RW_FILE,
 	.name = "rw-file",
 	.score = score,
-	.run = run,
+	.begin = begin,
+	.next = next,
+	.finish = finish,
+	.refuses = refuses,
 };

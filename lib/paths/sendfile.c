@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Path "sendfile": the kernel copies between the file and the memfd behind the buffer, with
  * copy_file_range (same filesystem) or splice through a pipe (across filesystems), both with
- * explicit offsets so no shared file position is touched. One CPU copy at best, no mapping. */
+ * explicit offsets so no shared file position is touched. One CPU copy at best, no mapping.
+ * The calls block: pieces run on the worker threads. */
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../dmaio-private.h"
+#include "path.h"
+#include "../engine/engine.h"
+#include "../split/split.h"
+#include "../sys/sys.h"
 
+#define PIECE (16u << 20)
 #define PIPE_SIZE (1u << 20)
 
-static int score(struct dmaio_req *r, const char **why)
+static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 {
+	(void)cached_pct;
 	if (r->buf->memfd < 0) {
 		*why = "no memfd behind this buffer";
 		return -EOPNOTSUPP;
@@ -23,101 +29,119 @@ static int score(struct dmaio_req *r, const char **why)
 	return 10;
 }
 
-/* splice [*in_off, +n) of in to [*out_off, ...) of out through a pipe */
+static int begin(struct dmaio_req *r, struct dmaio_engine *e)
+{
+	(void)e;
+	if (r->buf->memfd < 0)
+		return -EOPNOTSUPP;
+	dmaio_split_req(r, 1, false);
+	return 0;
+}
+
+/* splice [*in_off, +n) of in to [*out_off, ...) of out through a pipe; *moved bytes */
 static int splice_copy(int in, uint64_t *in_off, int out, uint64_t *out_off, size_t n,
 		       size_t *moved, bool *eof)
 {
-	int pfd[2], err = 0;
+	int pfd[2], err;
 
 	*moved = 0;
-	if (pipe2(pfd, O_CLOEXEC))
-		return neg_errno();
+	err = sys_pipe(pfd);
+	if (err)
+		return err;
 	(void)fcntl(pfd[1], F_SETPIPE_SZ, PIPE_SIZE);
-	while (*moved < n) {
+	while (*moved < n && !err) {
 		ssize_t got = sys_splice(in, in_off, pfd[1], NULL, MIN(n - *moved, PIPE_SIZE));
 
-		if (got < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			err = neg_errno();
-			break;
-		}
-		if (got == 0) {
-			*eof = true;
+		if (got <= 0) {
+			err = (int)got;
+			*eof = !got;
 			break;
 		}
 		while (got > 0) {
 			ssize_t put = sys_splice(pfd[0], NULL, out, out_off, (size_t)got);
 
-			if (put < 0) {
-				if (errno == EINTR || errno == EAGAIN)
-					continue;
-				err = neg_errno();
-				break;
-			}
-			if (put == 0) {
-				err = -EIO;
+			if (put <= 0) {
+				err = put ? (int)put : -EIO;
 				break;
 			}
 			got -= put;
 			*moved += (size_t)put;
 		}
-		if (err)
-			break;
 	}
 	close(pfd[0]);
 	close(pfd[1]);
 	return err;
 }
 
-static int run(struct dmaio_req *r)
+static int copy_call(struct dmaio_op *op)
 {
-	int fd = dmaio_file_buffered_fd(r->file);
-	int in, out, err = 0;
-	uint64_t foff = r->file_off + r->done, boff = r->buf_off + r->done;
-	uint64_t *in_off, *out_off;
+	int in = op->to_file ? op->fd2 : op->fd, out = op->to_file ? op->fd : op->fd2;
+	uint64_t foff = op->off, boff = op->off2;
+	uint64_t *in_off = op->to_file ? &boff : &foff, *out_off = op->to_file ? &foff : &boff;
 	bool cfr = true, eof = false;
+	int err = 0;
 
-	if (fd < 0)
-		return fd;
-	in = r->write ? r->buf->memfd : fd;
-	out = r->write ? fd : r->buf->memfd;
-	in_off = r->write ? &boff : &foff;
-	out_off = r->write ? &foff : &boff;
-	while (r->done < r->len && !eof && !err) {
-		size_t n = MIN(r->len - r->done, DMAIO_MAX_RW_COUNT), moved = 0;
+	while (op->got < op->len && !eof && !err) {
+		size_t n = op->len - op->got, moved = 0;
 
 		if (cfr) {
 			ssize_t c = sys_copy_file_range(in, in_off, out, out_off, n);
 
-			if (c < 0) {
-				if (errno == EINTR || errno == EAGAIN)
-					continue;
-				if (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
-				    errno == ENOSYS || errno == EBADF) {
-					cfr = false; /* across filesystems: splice */
-					continue;
-				}
-				return neg_errno();
+			if (c == -EXDEV || c == -EINVAL || c == -EOPNOTSUPP || c == -ENOSYS ||
+			    c == -EBADF) {
+				cfr = false; /* across filesystems, or not for this file: splice */
+				continue;
 			}
-			if (c == 0)
-				eof = true;
-			r->done += (uint64_t)c;
+			if (c < 0)
+				return (int)c;
+			eof = !c;
+			op->got += (uint32_t)c;
 			continue;
 		}
 		err = splice_copy(in, in_off, out, out_off, n, &moved, &eof);
-		r->done += moved;
+		op->got += (uint32_t)moved;
 	}
-	if (eof && !r->write)
-		r->eof = true;
+	if (eof && !op->to_file)
+		op->eof = true;
 	else if (eof)
 		err = err ? err : -EIO; /* the memfd ended early: cannot happen inside the buffer */
 	return err;
+}
+
+static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
+{
+	uint64_t rel, n;
+	bool direct;
+
+	(void)e;
+	if (!dmaio_split_next(r, PIECE, PIECE, &rel, &n, &direct))
+		return 0;
+	op->kind = DMAIO_OPK_CALL;
+	op->call = copy_call;
+	op->fd = r->file->bfd;
+	op->fd2 = r->buf->memfd;
+	op->off = r->file_off + rel;
+	op->off2 = r->buf_off + rel;
+	op->len = (uint32_t)n;
+	op->to_file = r->write;
+	op->rel = rel;
+	r->cursor += n;
+	return 1;
+}
+
+/* copy_file_range/splice that the kernel will not do here, or a pipe this process cannot have:
+ * another path may serve */
+static bool refuses(int err)
+{
+	return err == -EXDEV || err == -EINVAL || err == -EOPNOTSUPP || err == -ENOSYS ||
+	       err == -EMFILE || err == -ENFILE;
 }
 
 const struct dmaio_path_ops dmaio_path_sendfile = {
 	.id = DMAIO_PATH_SENDFILE,
 	.name = "sendfile",
 	.score = score,
-	.run = run,
+	.begin = begin,
+	.next = next,
+	.refuses = refuses,
 };

@@ -1,68 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* Path "uring-dmabuf": the proposed io_uring dma-buf registered buffers (uapi/io_uring-dmabuf.h):
- * the dma-buf is registered to a ring for the target file (an NVMe block device opened O_DIRECT),
- * then READ_FIXED/WRITE_FIXED address it by offset. Any refusal marks it absent for the context;
- * the mainline paths take over. Never run against a kernel that has it (none can be built here). */
-#include <liburing.h>
-#include <string.h>
-
-#include "../dmaio-private.h"
+ * the dma-buf is registered to the engine's ring for the target file (an NVMe block device opened
+ * O_DIRECT), then READ_FIXED/WRITE_FIXED address it by offset. A refusal of the registration
+ * marks it absent for the context; the mainline paths take over. */
+#include "path.h"
+#include "../engine/engine.h"
+#include "../split/split.h"
 #include "../uapi/io_uring-dmabuf.h"
 
 #define CHUNK (1u << 20)
-#define DEPTH 16
+#define EDGE (4u << 20)
 
-/* The registration request of the proposal (RFC v3): one descriptor of type DMABUF for
- * target_fd, sent as a buffer update of one slot flagged as carrying descriptors. */
-void dmaio_uring_dmabuf_request(struct io_uring_rsrc_update2 *up, struct dmaio_io_uring_regbuf_desc *d,
-				unsigned slot, int dmabuf_fd, int target_fd)
-{
-	memset(d, 0, sizeof(*d));
-	d->type = DMAIO_IO_REGBUF_TYPE_DMABUF;
-	d->dmabuf_fd = dmabuf_fd;
-	d->target_fd = target_fd;
-	memset(up, 0, sizeof(*up));
-	up->offset = slot;
-	up->resv = DMAIO_IORING_RSRC_UPDATE_DESC;
-	up->data = (__u64)(uintptr_t)d;
-	up->nr = 1;
-}
-
-/* Register dmabuf_fd for target_fd in one slot of ring (sparse table already there). */
-static int register_dmabuf(struct io_uring *ring, unsigned slot, int dmabuf_fd, int target_fd)
-{
-	struct dmaio_io_uring_regbuf_desc d;
-	struct io_uring_rsrc_update2 up;
-	int r;
-
-	dmaio_uring_dmabuf_request(&up, &d, slot, dmabuf_fd, target_fd);
-	r = io_uring_register(ring->ring_fd, IORING_REGISTER_BUFFERS_UPDATE, &up, sizeof(up));
-	if (r == 1)
-		return 0;
-	return r < 0 ? r : -EOPNOTSUPP;
-}
-
-/* 0 when the kernel takes the registration; any refusal as -errno. */
-int dmaio_uring_dmabuf_probe(struct dmaio_ctx *ctx, int dmabuf_fd, int target_fd)
-{
-	struct io_uring ring;
-	int r;
-
-	(void)ctx;
-	r = io_uring_queue_init(4, &ring, 0);
-	if (r < 0)
-		return r;
-	r = io_uring_register_buffers_sparse(&ring, 1);
-	if (!r)
-		r = register_dmabuf(&ring, 0, dmabuf_fd, target_fd);
-	io_uring_queue_exit(&ring);
-	return r;
-}
-
-static int score(struct dmaio_req *r, const char **why)
+static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 {
 	int known = __atomic_load_n(&r->ctx->uring_dmabuf, __ATOMIC_RELAXED);
 
+	(void)cached_pct;
 	if (known == DMAIO_CAP_NO) {
 		*why = "kernel refused io_uring dma-buf registration";
 		return -EOPNOTSUPP;
@@ -79,7 +32,7 @@ static int score(struct dmaio_req *r, const char **why)
 		*why = "dma-buf over 1 GiB";
 		return -EOPNOTSUPP;
 	}
-	if (dmaio_file_direct_fd(r->file, r->write) < 0) {
+	if (r->file->direct < 0) {
 		*why = "device takes no O_DIRECT";
 		return -EOPNOTSUPP;
 	}
@@ -87,56 +40,61 @@ static int score(struct dmaio_req *r, const char **why)
 	return 90;
 }
 
-static int mid(struct dmaio_req *r, uint64_t rel, size_t n, void *arg)
+static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 {
-	struct dmaio_engine *e = arg;
-	struct dmaio_pipe p;
-	int err;
+	int slot;
 
-	memset(&p, 0, sizeof(p));
-	p.fd = r->file->dfd;
-	p.write = r->write;
-	p.file_off = r->file_off + rel;
-	p.len = n;
-	/* the registered buffer is addressed by offset into the dma-buf */
-	p.addr = (char *)(uintptr_t)(r->buf_off + rel);
-	p.buf_index = DMAIO_ENGINE_SLOT_DMABUF;
-	p.chunk = CHUNK;
-	p.depth = DEPTH;
-	p.align = r->file->off_align;
-	err = dmaio_pipe_run(e, &p);
-	r->done += p.done;
-	if (p.eof)
-		r->eof = true;
-	return err;
-}
-
-static int run(struct dmaio_req *r)
-{
-	struct dmaio_engine *e = NULL;
-	int err;
-
-	err = dmaio_engine_get(r->ctx, &e);
-	if (err)
-		return err;
-	err = register_dmabuf(dmaio_engine_ring(e), DMAIO_ENGINE_SLOT_DMABUF, r->buf->fd,
-			      r->file->dfd);
-	if (err) {
+	if (!dmaio_engine_has_ring(e))
+		return -EOPNOTSUPP;
+	slot = dmaio_engine_dmabuf_slot(e, r->buf->id, r->buf->fd, r->file->id, r->file->dfd);
+	if (slot < 0) {
 		__atomic_store_n(&r->ctx->uring_dmabuf, DMAIO_CAP_NO, __ATOMIC_RELAXED);
-		dmaio_engine_put(r->ctx, e);
-		DBG(r->ctx, "  uring-dmabuf: registration refused (%d); absent from now on", err);
-		return err == -ENOMEM ? err : -EOPNOTSUPP;
+		return slot == -ENOMEM ? slot : -EOPNOTSUPP;
 	}
 	__atomic_store_n(&r->ctx->uring_dmabuf, DMAIO_CAP_YES, __ATOMIC_RELAXED);
-	err = dmaio_req_split_run(r, r->file->off_align, mid, e);
-	dmaio_engine_slot_clear(e, DMAIO_ENGINE_SLOT_DMABUF);
-	dmaio_engine_put(r->ctx, e);
-	return err;
+	r->slot = slot;
+	dmaio_split_req(r, dmaio_path_align(r), true);
+	/* heads and tails go through the dma-buf's CPU mapping */
+	return r->split.head || r->split.tail ? dmaio_path_map(r) : 0;
+}
+
+static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
+{
+	uint64_t rel, n;
+	bool direct;
+
+	(void)e;
+	if (!dmaio_split_next(r, CHUNK, EDGE, &rel, &n, &direct))
+		return 0;
+	if (!direct) {
+		dmaio_path_op_mapped(r, op, rel, n, false);
+	} else {
+		op->kind = r->write ? DMAIO_OPK_WRITE : DMAIO_OPK_READ;
+		op->fd = r->file->dfd;
+		/* the registered buffer is addressed by offset into the dma-buf */
+		op->mem = (char *)(uintptr_t)(r->buf_off + rel);
+		op->buf_index = r->slot;
+		op->len = (uint32_t)n;
+		op->off = r->file_off + rel;
+		op->direct = true;
+		op->align = dmaio_path_align(r);
+		op->rel = rel;
+	}
+	r->cursor += n;
+	return 1;
+}
+
+static bool refuses(int err)
+{
+	/* EBADF/EFAULT: the kernel would not take this file or range with the registration */
+	return dmaio_path_refuses_direct(err) || err == -EBADF || err == -EFAULT || err == -ENXIO;
 }
 
 const struct dmaio_path_ops dmaio_path_uring_dmabuf = {
 	.id = DMAIO_PATH_URING_DMABUF,
 	.name = "uring-dmabuf",
 	.score = score,
-	.run = run,
+	.begin = begin,
+	.next = next,
+	.refuses = refuses,
 };

@@ -5,7 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../dmaio-private.h"
+#include "provider.h"
+#include "../sys/sys.h"
 
 #ifdef DMAIO_HAVE_DRM
 #include <xf86drm.h>
@@ -46,12 +47,12 @@ static void dumb_destroy(int fd, uint32_t handle)
 }
 
 /* Try every /dev/dri node: the first that makes and exports a one-page dumb buffer wins. */
-int dmaio_drm_probe_locked(struct dmaio_ctx *ctx, struct dmaio_sys_info *s)
+int dmaio_drm_find_node(char *node, size_t node_len)
 {
 	struct dirent *de;
+	int found = -ENOENT;
 	DIR *d;
 
-	s->drm = DMAIO_CAP_NO;
 	d = opendir("/dev/dri");
 	if (!d)
 		return -ENOENT;
@@ -78,13 +79,12 @@ int dmaio_drm_probe_locked(struct dmaio_ctx *ctx, struct dmaio_sys_info *s)
 		}
 		close(pfd);
 		dumb_destroy(fd, handle);
-		s->drm = DMAIO_CAP_YES;
-		snprintf(s->drm_node, sizeof(s->drm_node), "%.31s", path);
-		ctx->drm_fd = fd;
+		snprintf(node, node_len, "%.31s", path);
+		found = fd;
 		break;
 	}
 	closedir(d);
-	return s->drm == DMAIO_CAP_YES ? 0 : -ENOENT;
+	return found;
 }
 
 static int drm_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
@@ -95,8 +95,7 @@ static int drm_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struc
 
 	(void)name;
 	pthread_mutex_lock(&ctx->lock);
-	dmaio_probe_sys_locked(ctx);
-	fd = ctx->drm_fd;
+	fd = ctx->drm_fd; /* found by the probe the API ran first */
 	pthread_mutex_unlock(&ctx->lock);
 	if (fd < 0)
 		return -ENOENT;
@@ -116,10 +115,10 @@ static int drm_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struc
 	return 0;
 }
 #else
-int dmaio_drm_probe_locked(struct dmaio_ctx *ctx, struct dmaio_sys_info *s)
+int dmaio_drm_find_node(char *node, size_t node_len)
 {
-	(void)ctx;
-	s->drm = DMAIO_CAP_NO;
+	(void)node;
+	(void)node_len;
 	return -EOPNOTSUPP;
 }
 

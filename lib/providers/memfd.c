@@ -4,7 +4,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../dmaio-private.h"
+#include "provider.h"
+#include "../sys/sys.h"
 
 /* A memfd of at least size bytes (page or huge page multiple), sealed against shrinking and
  * growing (and against further sealing when seals asks for F_SEAL_SEAL). populate: back it with
@@ -24,26 +25,25 @@ int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size
 		return -EOVERFLOW;
 	fd = sys_memfd_create("dmaio", MFD_ALLOW_SEALING | (huge ? MFD_HUGETLB : 0));
 	if (fd < 0)
-		return errno == EINVAL && huge ? -EOPNOTSUPP : neg_errno();
-	if (sys_ftruncate(fd, (off_t)rounded))
-		goto fail;
+		return fd == -EINVAL && huge ? -EOPNOTSUPP : fd;
+	err = sys_ftruncate(fd, (off_t)rounded);
 	/* Back it with memory now, like every dma-buf provider does: a clean ENOMEM here rather than
 	 * SIGBUS later (hugetlb pages are otherwise only reserved at fault time). */
-	if (populate && sys_fallocate(fd, 0, 0, (off_t)rounded)) {
+	if (!err && populate) {
+		err = sys_fallocate(fd, 0, 0, (off_t)rounded);
 		/* hugetlbfs answers ENOSPC, or EINTR while it waits for pages that do not come */
-		if (errno == ENOSPC || errno == EINTR)
-			errno = ENOMEM;
-		goto fail;
+		if (err == -ENOSPC || err == -EINTR || err == -EAGAIN)
+			err = -ENOMEM;
 	}
-	if (seals && fcntl(fd, F_ADD_SEALS, seals))
-		goto fail;
+	if (!err && seals && fcntl(fd, F_ADD_SEALS, seals))
+		err = neg_errno();
+	if (err) {
+		close(fd);
+		return err;
+	}
 	if (alloc_size)
 		*alloc_size = (size_t)rounded;
 	return fd;
-fail:
-	err = neg_errno();
-	close(fd);
-	return err;
 }
 
 static int memfd_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)

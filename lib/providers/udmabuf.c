@@ -8,7 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../dmaio-private.h"
+#include "provider.h"
+#include "../sys/sys.h"
 
 #define UDMABUF_LIST_ITEM (1ull << 30) /* items of UDMABUF_CREATE_LIST for large buffers */
 
@@ -17,7 +18,7 @@ static int udmabuf_dev(struct dmaio_ctx *ctx)
 	int fd;
 
 	pthread_mutex_lock(&ctx->lock);
-	dmaio_probe_sys_locked(ctx);
+	/* opened by the probe the API ran first */
 	fd = ctx->udmabuf_fd >= 0 ? ctx->udmabuf_fd : ctx->sys.udmabuf_err;
 	pthread_mutex_unlock(&ctx->lock);
 	if (fd < 0)
@@ -33,9 +34,7 @@ static int create(int dev, int memfd, size_t size, uint32_t list_limit)
 		struct udmabuf_create c = { .memfd = (__u32)memfd, .flags = UDMABUF_FLAGS_CLOEXEC,
 					    .offset = 0, .size = size };
 
-		do
-			r = sys_ioctl(dev, UDMABUF_CREATE, &c);
-		while (r < 0 && (errno == EINTR || errno == EAGAIN));
+		r = sys_ioctl(dev, UDMABUF_CREATE, &c);
 	} else {
 		/* large: one list item per GiB, where the list limit allows */
 		size_t n = (size + UDMABUF_LIST_ITEM - 1) / UDMABUF_LIST_ITEM;
@@ -53,12 +52,10 @@ static int create(int dev, int memfd, size_t size, uint32_t list_limit)
 			l->list[i].offset = i * UDMABUF_LIST_ITEM;
 			l->list[i].size = MIN(UDMABUF_LIST_ITEM, size - i * UDMABUF_LIST_ITEM);
 		}
-		do
-			r = sys_ioctl(dev, UDMABUF_CREATE_LIST, l);
-		while (r < 0 && (errno == EINTR || errno == EAGAIN));
+		r = sys_ioctl(dev, UDMABUF_CREATE_LIST, l);
 		free(l);
 	}
-	return r < 0 ? neg_errno() : r;
+	return r;
 }
 
 /* memfd + seals + UDMABUF_CREATE(_LIST); ctx lock not needed (the probe holds it). */

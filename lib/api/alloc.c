@@ -4,7 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dmaio-private.h"
+#include "api.h"
+#include "../probe/probe.h"
+#include "../providers/provider.h"
+#include "../sys/sys.h"
 
 /* Named providers; any other name is looked up in /dev/dma_heap. */
 static const struct dmaio_provider *const providers[] = {
@@ -66,11 +69,26 @@ void dmaio_buf_register(struct dmaio_ctx *c, struct dmaio_buf *b)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The probes a provider relies on, run here at the API edge before it is called. */
+static void probe_for(struct dmaio_ctx *c, const struct dmaio_provider *p)
+{
+	pthread_mutex_lock(&c->lock);
+	dmaio_probe_base_locked(c);
+	if (p == &dmaio_provider_drm)
+		dmaio_probe_drm_locked(c);
+	else if (p == &dmaio_provider_udmabuf_huge)
+		dmaio_probe_hugetlb_locked(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
 static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, const char *name,
 			size_t size, struct dmaio_buf **out)
 {
 	struct dmaio_buf *b;
-	int r = new_buf(c, name, p->kind, &b);
+	int r;
+
+	probe_for(c, p);
+	r = new_buf(c, name, p->kind, &b);
 
 	if (r)
 		return r;
@@ -81,6 +99,8 @@ static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, con
 		return r;
 	}
 	b->size = size;
+	if (b->heap && !__atomic_load_n(&b->heap->rw_probed, __ATOMIC_RELAXED))
+		dmaio_probe_heap_rw_file(c, b->heap, b->fd); /* on its first real buffer */
 	dmaio_buf_register(c, b);
 	*out = b;
 	return 0;
@@ -98,7 +118,11 @@ static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct d
 	bool udmabuf;
 
 	pthread_mutex_lock(&c->lock);
-	dmaio_probe_sys_locked(c);
+	/* heap NULL means "any provider": every heap is probed (a one-page allocation each) to learn
+	 * which exporter takes RW_FILE; DRM is probed only when reached */
+	dmaio_probe_base_locked(c);
+	for (int i = 0; i < c->nheaps; i++)
+		dmaio_probe_heap_locked(c, &c->heaps[i]);
 	udmabuf = c->sys.udmabuf == DMAIO_CAP_YES;
 	ulimit = c->sys.udmabuf_size_limit;
 	for (int i = 0; i < c->nheaps && n < 4; i++)
@@ -119,9 +143,8 @@ static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct d
 		if (!seen && c->heaps[i].info.alloc == DMAIO_CAP_YES)
 			order[n] = strcpy(heap_names[n], c->heaps[i].name), n++;
 	}
-	if (c->sys.drm == DMAIO_CAP_YES)
-		order[n++] = "drm";
 	pthread_mutex_unlock(&c->lock);
+	order[n++] = "drm"; /* probed when reached */
 
 	for (int i = 0; i < n; i++) {
 		int r = try_provider(c, provider_by_name(order[i]), order[i], size, out);
@@ -130,6 +153,8 @@ static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct d
 			DBG(c, "alloc %zu bytes: provider %s", size, order[i]);
 			return 0;
 		}
+		if (!strcmp(order[i], "drm") && r == -ENOENT)
+			continue; /* no DRM node: not a refusal worth a line */
 		DBG(c, "alloc %zu bytes: provider %s refused: %s", size, order[i], strerror(-r));
 		if (r == -ENOMEM || r == -EOVERFLOW)
 			return r;
@@ -141,7 +166,7 @@ static int alloc_best(struct dmaio_ctx *c, size_t size, unsigned flags, struct d
 	DBG(c, "alloc: no dma-buf provider: /dev/dma_heap is %s, /dev/udmabuf %s, DRM %s. Enable "
 	    "CONFIG_DMABUF_HEAPS_SYSTEM or CONFIG_UDMABUF (modprobe udmabuf), install "
 	    "udev/60-dmaio.rules for access, or pass DMAIO_ALLOC_ALLOW_NON_DMABUF / heap \"memfd\"",
-	    n ? "present but refusing" : "empty or absent",
+	    n > 1 ? "present but refusing" : "empty or absent",
 	    udmabuf ? "present" : "absent or not accessible",
 	    c->sys.drm == DMAIO_CAP_YES ? "present" : "absent");
 	return -ENODEV;

@@ -9,7 +9,10 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "dmaio-private.h"
+#include "api.h"
+#include "../engine/engine.h"
+#include "../providers/provider.h"
+#include "../sys/sys.h"
 
 #define DMA_BUF_MAGIC_FS 0x444d4142u /* "DMAB": the dma-buf pseudo filesystem */
 
@@ -66,8 +69,7 @@ DMAIO_EXPORT void dmaio_free(struct dmaio_buf *buf)
 		return;
 	c = buf->ctx;
 	dmaio_engines_forget_buf(c, buf->id);
-	if (buf->addr)
-		munmap(buf->addr, buf->alloc_size);
+	dmaio_buf_unmap_final(buf, buf->addr);
 	if (buf->memfd >= 0 && buf->memfd != buf->fd)
 		close(buf->memfd);
 	if (buf->fd >= 0)
@@ -101,93 +103,27 @@ DMAIO_EXPORT const char *dmaio_buf_provider(const struct dmaio_buf *buf)
 	return buf ? buf->provider : NULL;
 }
 
-/* The mapping: the memfd's when there is one (same pages, and O_DIRECT works on it), else the
- * dma-buf's. Created on first need, kept until unmap or free. */
-static int map_locked(struct dmaio_buf *b)
-{
-	int err;
-
-	if (b->addr)
-		return 0;
-	b->addr = sys_mmap(b->alloc_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   b->memfd >= 0 ? b->memfd : b->fd, 0, &err);
-	if (!b->addr)
-		return err == -EINVAL || err == -EACCES ? -ENODEV : err;
-	return 0;
-}
-
-int dmaio_buf_get_addr(struct dmaio_buf *b, char **addr)
-{
-	int r;
-
-	pthread_mutex_lock(&b->lock);
-	r = map_locked(b);
-	if (!r) {
-		b->io_refs++;
-		*addr = b->addr;
-	}
-	pthread_mutex_unlock(&b->lock);
-	return r;
-}
-
-void dmaio_buf_put_addr(struct dmaio_buf *b)
-{
-	pthread_mutex_lock(&b->lock);
-	b->io_refs--;
-	pthread_mutex_unlock(&b->lock);
-}
-
 DMAIO_EXPORT int dmaio_map(struct dmaio_buf *buf, void **addr)
 {
-	int r;
-
 	if (!buf || !addr)
 		return -EINVAL;
-	pthread_mutex_lock(&buf->lock);
-	r = map_locked(buf);
-	if (!r) {
-		buf->user_mapped = true;
-		*addr = buf->addr;
-	}
-	pthread_mutex_unlock(&buf->lock);
-	return r;
+	return dmaio_buf_map_user(buf, addr);
 }
 
 DMAIO_EXPORT int dmaio_unmap(struct dmaio_buf *buf)
 {
-	void *addr = NULL;
+	void *old;
+	int r;
 
 	if (!buf)
 		return -EINVAL;
-	pthread_mutex_lock(&buf->lock);
-	if (!buf->user_mapped) {
-		pthread_mutex_unlock(&buf->lock);
-		return -ENOENT;
-	}
-	buf->user_mapped = false;
-	if (buf->io_refs) {
-		/* an I/O call of another thread uses it: the mapping stays for the library */
-		pthread_mutex_unlock(&buf->lock);
-		return 0;
-	}
-	addr = buf->addr;
-	buf->addr = NULL;
-	pthread_mutex_unlock(&buf->lock);
+	r = dmaio_buf_unmap_user(buf, &old);
+	if (r || !old)
+		return r; /* not mapped, or a request of another thread uses the mapping */
 	/* registrations point at the old address */
 	dmaio_engines_forget_buf(buf->ctx, buf->id);
-	munmap(addr, buf->alloc_size);
+	dmaio_buf_unmap_final(buf, old);
 	return 0;
-}
-
-int dmaio_sync_ioctl(int fd, uint64_t flags)
-{
-	struct dma_buf_sync s = { .flags = flags };
-	int r;
-
-	do
-		r = sys_ioctl(fd, DMA_BUF_IOCTL_SYNC, &s);
-	while (r < 0 && (errno == EINTR || errno == EAGAIN));
-	return r < 0 ? neg_errno() : 0;
 }
 
 static int sync_common(struct dmaio_buf *buf, unsigned dir, uint64_t when)

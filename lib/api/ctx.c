@@ -5,7 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dmaio-private.h"
+#include "api.h"
+#include "../engine/engine.h"
+#include "../probe/probe.h"
+#include "../queue/queue.h"
+#include "../sys/sys.h"
 
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dmaio_ctx *default_ctx;
@@ -37,26 +41,6 @@ DMAIO_EXPORT int dmaio_path_from_name(const char *name)
 	return -EINVAL;
 }
 
-void dmaio_log(const struct dmaio_ctx *ctx, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	int n;
-
-	(void)ctx;
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n > sizeof(line) - 2)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	/* one write per line so lines of concurrent threads do not interleave */
-	(void)!write(STDERR_FILENO, "dmaio: ", 7);
-	(void)!write(STDERR_FILENO, line, (size_t)n);
-}
-
 static int ctx_init(struct dmaio_ctx *c)
 {
 	const char *env;
@@ -77,8 +61,31 @@ static int ctx_init(struct dmaio_ctx *c)
 		else
 			c->env_path = p;
 	}
+	env = secure_getenv("DMAIO_WORKERS");
+	if (env && *env) {
+		char *end;
+		unsigned long w = strtoul(env, &end, 10);
+
+		if (*end || !w || w > 64)
+			dmaio_log(c, "DMAIO_WORKERS=%s is not 1..64; ignored", env);
+		else
+			c->workers = (unsigned)w;
+	}
+	c->pid = getpid();
 	c->stats.last_path = DMAIO_PATH_AUTO;
 	return 0;
+}
+
+void dmaio_ctx_probe_base(struct dmaio_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->lock);
+	dmaio_probe_base_locked(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+DMAIO_EXPORT unsigned dmaio_version(void)
+{
+	return DMAIO_VERSION_NUMBER;
 }
 
 DMAIO_EXPORT int dmaio_ctx_new(struct dmaio_ctx **ctx)
@@ -102,7 +109,8 @@ DMAIO_EXPORT int dmaio_ctx_new(struct dmaio_ctx **ctx)
 
 static void ctx_release(struct dmaio_ctx *c)
 {
-	dmaio_engines_free(c);
+	dmaio_q_pool_free(c);
+	dmaio_pool_free(c);
 	for (int i = 0; i < c->nheaps; i++)
 		if (c->heaps[i].fd >= 0)
 			close(c->heaps[i].fd);
@@ -140,22 +148,6 @@ struct dmaio_ctx *dmaio_ctx_get(struct dmaio_ctx *ctx)
 	c = default_ctx;
 	pthread_mutex_unlock(&default_lock);
 	return c;
-}
-
-void dmaio_stats_add(struct dmaio_stats *dst, const struct dmaio_stats *src)
-{
-	dst->bytes_read += src->bytes_read;
-	dst->bytes_written += src->bytes_written;
-	dst->ops += src->ops;
-	dst->errors += src->errors;
-	dst->ns += src->ns;
-	dst->fallbacks += src->fallbacks;
-	dst->unaligned_bytes += src->unaligned_bytes;
-	for (int i = 0; i < DMAIO_PATH_COUNT; i++)
-		dst->path_bytes[i] += src->path_bytes[i];
-	dst->last_path = src->last_path;
-	dst->last_result = src->last_result;
-	dst->last_done = src->last_done;
 }
 
 DMAIO_EXPORT int dmaio_ctx_stats(struct dmaio_ctx *ctx, struct dmaio_stats *st)

@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The io_uring engine. Each engine has one ring with `depth` ops in flight at most (the ring has
+ * at least as many entries, so a started op always gets its SQE), a sparse fixed-buffer table
+ * (slot 0: the pinned bounce area; then buffers registered once, least recently used out; then
+ * proposed dma-buf registrations), and an eventfd + epoll set that polls readable when ops
+ * finished on the ring or on the worker threads. Without a ring every op runs on the workers.
+ */
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "../sys/sys.h"
+#include "../uapi/io_uring-dmabuf.h"
+
+#define SLOT_BOUNCE 0
+#define SLOT_REG_FIRST 1
+#define SLOT_DMABUF_FIRST 24
+#define ENGINE_SLOTS 32
+#define BOUNCE_UNIT (64u << 10)
+#define BOUNCE_UNITS 256 /* 16 MiB */
+#define BOUNCE_WORDS (BOUNCE_UNITS / 64)
+
+struct reg_slot {
+	uint64_t buf_id;
+	uint64_t file_id;          /* dma-buf registrations: the target file */
+	char *base;
+	size_t len;
+	uint64_t used;
+	bool set;
+};
+
+struct dmaio_engine {
+	struct dmaio_ctx *ctx;
+	pid_t pid;
+	bool has_ring;
+	struct io_uring ring;
+	unsigned depth;
+	struct dmaio_op *ops;
+	struct dmaio_op *free_ops;
+	unsigned inflight;            /* ops started and not returned by reap */
+	unsigned on_pool;             /* of which on the worker threads */
+	int efd, epfd;
+	pthread_mutex_t lock;         /* done list; slots (dmaio_free of another thread) */
+	struct dmaio_op *done_head, *done_tail;
+	bool table;                   /* sparse table registered */
+	struct reg_slot slots[ENGINE_SLOTS];
+	uint64_t tick;
+	char *bounce;
+	bool bounce_fixed;
+	uint64_t bounce_map[BOUNCE_WORDS]; /* set bit: unit in use */
+	bool broken;
+	struct dmaio_engine *next;    /* ctx->engines */
+};
+
+void dmaio_engine_probe(struct dmaio_sys_info *s)
+{
+	struct io_uring ring;
+	struct iovec iov;
+	void *page;
+	int r;
+
+	r = io_uring_queue_init(2, &ring, 0);
+	if (r < 0) {
+		s->io_uring = DMAIO_CAP_NO;
+		s->io_uring_err = r;
+		s->io_uring_fixed = DMAIO_CAP_NO;
+		return;
+	}
+	s->io_uring = DMAIO_CAP_YES;
+	page = mmap(NULL, (size_t)dmaio_page_size(), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page != MAP_FAILED) {
+		iov.iov_base = page;
+		iov.iov_len = (size_t)dmaio_page_size();
+		r = io_uring_register_buffers(&ring, &iov, 1);
+		s->io_uring_fixed = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
+		munmap(page, (size_t)dmaio_page_size());
+	}
+	io_uring_queue_exit(&ring);
+}
+
+static unsigned pow2_at_least(unsigned v)
+{
+	unsigned p = 4;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, struct dmaio_engine **out)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct dmaio_engine *e = calloc(1, sizeof(*e));
+	int r;
+
+	if (!e)
+		return -ENOMEM;
+	e->ctx = ctx;
+	e->pid = getpid();
+	e->depth = depth;
+	e->efd = e->epfd = -1;
+	e->ops = calloc(depth, sizeof(*e->ops));
+	if (!e->ops) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (unsigned i = depth; i-- > 0;) {
+		e->ops[i].next = e->free_ops;
+		e->free_ops = &e->ops[i];
+	}
+	pthread_mutex_init(&e->lock, NULL);
+	e->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->efd < 0 || e->epfd < 0) {
+		r = neg_errno();
+		goto fail;
+	}
+	ev.data.u32 = 0;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->efd, &ev)) {
+		r = neg_errno();
+		goto fail;
+	}
+	if (use_ring && io_uring_queue_init(pow2_at_least(depth), &e->ring, 0) == 0) {
+		e->has_ring = true;
+		ev.data.u32 = 1;
+		if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->ring.ring_fd, &ev)) {
+			r = neg_errno();
+			goto fail;
+		}
+		/* a sparse table lets buffers come and go one slot at a time */
+		e->table = io_uring_register_buffers_sparse(&e->ring, ENGINE_SLOTS) == 0;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	e->next = ctx->engines;
+	ctx->engines = e;
+	pthread_mutex_unlock(&ctx->lock);
+	*out = e;
+	return 0;
+fail:
+	if (e->has_ring)
+		io_uring_queue_exit(&e->ring);
+	if (e->efd >= 0)
+		close(e->efd);
+	if (e->epfd >= 0)
+		close(e->epfd);
+	pthread_mutex_destroy(&e->lock);
+	free(e->ops);
+	free(e);
+	return r;
+}
+
+bool dmaio_engine_has_ring(const struct dmaio_engine *e)
+{
+	return e->has_ring;
+}
+
+bool dmaio_engine_inherited(const struct dmaio_engine *e)
+{
+	return e->pid != getpid();
+}
+
+unsigned dmaio_engine_inflight(const struct dmaio_engine *e)
+{
+	return e->inflight;
+}
+
+int dmaio_engine_fd(const struct dmaio_engine *e)
+{
+	return e->epfd;
+}
+
+void dmaio_engine_kick(struct dmaio_engine *e)
+{
+	uint64_t one = 1;
+
+	(void)!write(e->efd, &one, sizeof(one));
+}
+
+static void ack(struct dmaio_engine *e)
+{
+	uint64_t v;
+
+	(void)!read(e->efd, &v, sizeof(v));
+}
+
+static void unlink_engine(struct dmaio_engine *e)
+{
+	struct dmaio_ctx *c = e->ctx;
+
+	pthread_mutex_lock(&c->lock);
+	for (struct dmaio_engine **pp = &c->engines; *pp; pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* After fork the ring's memory is shared with the parent's ring: the child only unmaps its copy
+ * and closes its descriptors; nothing is submitted, registered or unregistered. */
+void dmaio_engine_abandon(struct dmaio_engine *e)
+{
+	if (e->has_ring) {
+		munmap(e->ring.sq.ring_ptr, e->ring.sq.ring_sz);
+		if (e->ring.cq.ring_ptr != e->ring.sq.ring_ptr)
+			munmap(e->ring.cq.ring_ptr, e->ring.cq.ring_sz);
+		munmap(e->ring.sq.sqes, e->ring.sq.ring_entries * sizeof(struct io_uring_sqe));
+		close(e->ring.ring_fd);
+	}
+	if (e->bounce)
+		munmap(e->bounce, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
+	close(e->efd);
+	close(e->epfd);
+	unlink_engine(e);
+	free(e->ops);
+	free(e);
+}
+
+void dmaio_engine_free(struct dmaio_engine *e)
+{
+	struct dmaio_op *done[16];
+
+	if (!e)
+		return;
+	/* the kernel may still write into memory of ops in flight, and workers hold ops: let them
+	 * end (a broken ring's own ops end in io_uring_queue_exit) */
+	while (e->inflight > (e->broken ? e->inflight - e->on_pool : 0)) {
+		int n = dmaio_engine_reap(e, done, ARRAY_SIZE(done), e->broken ? 100 : -1);
+
+		if (n < 0 && !e->broken)
+			e->broken = true;
+		for (int i = 0; i < n; i++)
+			dmaio_engine_op_put(e, done[i]);
+	}
+	unlink_engine(e);
+	if (e->has_ring)
+		io_uring_queue_exit(&e->ring); /* also unregisters (unpins) the buffers */
+	if (e->bounce)
+		munmap(e->bounce, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
+	close(e->efd);
+	close(e->epfd);
+	pthread_mutex_destroy(&e->lock);
+	free(e->ops);
+	free(e);
+}
+
+struct dmaio_op *dmaio_engine_op_get(struct dmaio_engine *e)
+{
+	struct dmaio_op *op = e->free_ops;
+
+	if (!op)
+		return NULL;
+	e->free_ops = op->next;
+	memset(op, 0, sizeof(*op));
+	op->e = e;
+	op->buf_index = -1;
+	op->bounce = -1;
+	return op;
+}
+
+void dmaio_engine_op_put(struct dmaio_engine *e, struct dmaio_op *op)
+{
+	if (op->bounce >= 0)
+		dmaio_engine_bounce_put(e, op);
+	op->next = e->free_ops;
+	e->free_ops = op;
+}
+
+/*
+ * Account one result (bytes or -errno) of an op. Transient errors and short counts are reissued
+ * for the rest; O_DIRECT needs the rest to start aligned, so progress is rounded down to the
+ * alignment and the unaligned bytes moved again (idempotent). A read that ends short twice at
+ * the same place met end of file.
+ */
+int dmaio_op_progress(struct dmaio_op *op, int res)
+{
+	uint32_t end, keep;
+
+	/* ECANCELED: io-wq gives up a punted request when it cannot start a worker while a signal
+	 * is pending; we never cancel ourselves */
+	if (res == -EAGAIN || res == -EINTR || res == -ECANCELED) {
+		if (++op->retries < SYS_RETRIES)
+			return DMAIO_OP_REISSUE;
+		op->res = res;
+		return DMAIO_OP_STOP;
+	}
+	if (res < 0) {
+		op->res = res;
+		return DMAIO_OP_STOP;
+	}
+	if (res == 0) {
+		if (op->kind == DMAIO_OPK_READ) {
+			op->eof = true;
+			return DMAIO_OP_STOP;
+		}
+		if (++op->retries < 8)
+			return DMAIO_OP_REISSUE;
+		op->res = -EIO;
+		return DMAIO_OP_STOP;
+	}
+	end = op->got + (uint32_t)res;
+	if (end >= op->len) {
+		op->got = op->len;
+		return DMAIO_OP_DONE;
+	}
+	if (op->kind == DMAIO_OPK_READ && end == op->last_end) {
+		op->got = end;
+		op->eof = true;
+		return DMAIO_OP_STOP;
+	}
+	op->last_end = end;
+	keep = op->direct && op->align > 1 ? end / op->align * op->align : end;
+	if (keep == op->got && ++op->retries >= 8) {
+		op->res = -EIO;
+		return DMAIO_OP_STOP;
+	}
+	op->got = keep;
+	return DMAIO_OP_REISSUE;
+}
+
+static void prep(struct dmaio_engine *e, struct dmaio_op *op)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+	char *mem = op->mem + op->got;
+	unsigned n = op->len - op->got;
+	uint64_t off = op->off + op->got;
+
+	/* cannot fail: at most depth ops, each with at most one SQE, and depth <= entries */
+	if (op->kind == DMAIO_OPK_WRITE) {
+		if (op->buf_index >= 0)
+			io_uring_prep_write_fixed(sqe, op->fd, mem, n, off, op->buf_index);
+		else
+			io_uring_prep_write(sqe, op->fd, mem, n, off);
+	} else {
+		if (op->buf_index >= 0)
+			io_uring_prep_read_fixed(sqe, op->fd, mem, n, off, op->buf_index);
+		else
+			io_uring_prep_read(sqe, op->fd, mem, n, off);
+	}
+	io_uring_sqe_set_data(sqe, op);
+}
+
+void dmaio_engine_start(struct dmaio_engine *e, struct dmaio_op *op)
+{
+	e->inflight++;
+	if (e->has_ring && op->kind != DMAIO_OPK_CALL && !e->broken) {
+		prep(e, op);
+		return;
+	}
+	e->on_pool++;
+	if (dmaio_pool_push(e->ctx, op)) {
+		/* no worker thread could be started: run it here, synchronously */
+		dmaio_pool_run(op);
+		dmaio_engine_pool_done(op);
+	}
+}
+
+/* called by a worker (or by start when none could run) when an op ended */
+void dmaio_engine_pool_done(struct dmaio_op *op)
+{
+	struct dmaio_engine *e = op->e;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&e->lock);
+	op->next = NULL;
+	if (e->done_tail)
+		e->done_tail->next = op;
+	else
+		e->done_head = op;
+	e->done_tail = op;
+	pthread_mutex_unlock(&e->lock);
+	(void)!write(e->efd, &one, sizeof(one));
+}
+
+static int flush(struct dmaio_engine *e)
+{
+	int r;
+
+	if (!e->has_ring || e->broken || !io_uring_sq_ready(&e->ring))
+		return 0;
+	r = io_uring_submit(&e->ring);
+	if (r >= 0 || r == -EINTR || r == -EAGAIN || r == -EBUSY)
+		return 0; /* busy: completions first, then again */
+	e->broken = true;
+	return r;
+}
+
+static unsigned collect(struct dmaio_engine *e, struct dmaio_op **out, unsigned max)
+{
+	struct io_uring_cqe *cqe;
+	unsigned n = 0;
+
+	while (e->has_ring && !e->broken && n < max && io_uring_peek_cqe(&e->ring, &cqe) == 0) {
+		struct dmaio_op *op = io_uring_cqe_get_data(cqe);
+		int how = dmaio_op_progress(op, sys_uring_result(cqe->res));
+
+		io_uring_cqe_seen(&e->ring, cqe);
+		if (how == DMAIO_OP_REISSUE) {
+			prep(e, op);
+			continue;
+		}
+		e->inflight--;
+		out[n++] = op;
+	}
+	if (n < max && __atomic_load_n(&e->done_head, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&e->lock);
+		while (n < max && e->done_head) {
+			struct dmaio_op *op = e->done_head;
+
+			e->done_head = op->next;
+			if (!e->done_head)
+				e->done_tail = NULL;
+			e->inflight--;
+			e->on_pool--;
+			out[n++] = op;
+		}
+		pthread_mutex_unlock(&e->lock);
+	}
+	return n;
+}
+
+int dmaio_engine_reap(struct dmaio_engine *e, struct dmaio_op **out, unsigned max, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? dmaio_now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+
+	for (;;) {
+		unsigned n;
+		int r, wait_ms;
+
+		r = flush(e); /* what was started, and what collect reissued */
+		if (r < 0)
+			return r;
+		n = collect(e, out, max);
+		if (n || !timeout_ms || !e->inflight) {
+			r = flush(e);
+			return r < 0 ? r : (int)n;
+		}
+		wait_ms = -1;
+		if (timeout_ms > 0) {
+			uint64_t now = dmaio_now_ns();
+
+			if (now >= deadline)
+				return 0;
+			wait_ms = (int)((deadline - now + 999999) / 1000000);
+		}
+		if (e->has_ring && !e->broken && !e->on_pool) {
+			/* only the ring: submit and wait in it, one syscall */
+			struct io_uring_cqe *cqe;
+			struct __kernel_timespec ts = { .tv_sec = wait_ms / 1000,
+							.tv_nsec = (wait_ms % 1000) * 1000000ll };
+
+			r = io_uring_submit_and_wait_timeout(&e->ring, &cqe, 1,
+							     wait_ms < 0 ? NULL : &ts, NULL);
+			if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+				e->broken = true;
+				return r;
+			}
+		} else {
+			struct epoll_event ev[2];
+
+			r = epoll_wait(e->epfd, ev, 2, wait_ms);
+			if (r < 0 && errno != EINTR)
+				return neg_errno();
+			ack(e);
+		}
+	}
+}
+
+/* ---- registered memory -------------------------------------------------------------------- */
+static int slot_set(struct dmaio_engine *e, unsigned idx, void *base, size_t len)
+{
+	struct iovec iov = { .iov_base = base, .iov_len = len };
+	__u64 tag = 0;
+	int r = io_uring_register_buffers_update_tag(&e->ring, idx, &iov, &tag, 1);
+
+	return r == 1 ? 0 : (r < 0 ? r : -EIO);
+}
+
+/* Unpin a freed (or unmapped) buffer from every ring of the context. */
+void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id)
+{
+	pthread_mutex_lock(&ctx->lock);
+	for (struct dmaio_engine *e = ctx->engines; e; e = e->next) {
+		if (dmaio_engine_inherited(e))
+			continue;
+		pthread_mutex_lock(&e->lock);
+		for (unsigned i = SLOT_REG_FIRST; i < ENGINE_SLOTS; i++) {
+			if (!e->slots[i].set || e->slots[i].buf_id != buf_id)
+				continue;
+			slot_set(e, i, NULL, 0);
+			memset(&e->slots[i], 0, sizeof(e->slots[i]));
+		}
+		pthread_mutex_unlock(&e->lock);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* The LRU victim among slots [first, last). */
+static unsigned victim(struct dmaio_engine *e, unsigned first, unsigned last)
+{
+	unsigned v = first;
+
+	for (unsigned i = first; i < last; i++) {
+		if (!e->slots[i].set)
+			return i;
+		if (e->slots[i].used < e->slots[v].used)
+			v = i;
+	}
+	return v;
+}
+
+int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, size_t len)
+{
+	unsigned v;
+	int r;
+
+	if (!e->table)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&e->lock);
+	e->tick++;
+	for (unsigned i = SLOT_REG_FIRST; i < SLOT_DMABUF_FIRST; i++) {
+		struct reg_slot *s = &e->slots[i];
+
+		if (s->set && s->buf_id == buf_id && s->base == base && s->len == len) {
+			s->used = e->tick;
+			pthread_mutex_unlock(&e->lock);
+			return (int)i;
+		}
+	}
+	/* replacing a slot while ops use it is safe: an op holds its own reference on the old
+	 * registration until it completes */
+	v = victim(e, SLOT_REG_FIRST, SLOT_DMABUF_FIRST);
+	r = slot_set(e, v, base, len);
+	if (r) {
+		memset(&e->slots[v], 0, sizeof(e->slots[v]));
+	} else {
+		e->slots[v] = (struct reg_slot){ .buf_id = buf_id, .base = base, .len = len,
+						 .used = e->tick, .set = true };
+		r = (int)v;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+/* The pinned bounce area: 16 MiB in 64 KiB units, registered as fixed buffer slot 0. */
+int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, struct dmaio_op *op)
+{
+	unsigned units = (n + BOUNCE_UNIT - 1) / BOUNCE_UNIT, run = 0;
+
+	if (!units || units > DMAIO_BOUNCE_MAX / BOUNCE_UNIT)
+		return -EINVAL;
+	if (!e->bounce) {
+		void *p = mmap(NULL, (size_t)BOUNCE_UNIT * BOUNCE_UNITS, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return neg_errno();
+		madvise(p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS, MADV_HUGEPAGE);
+		e->bounce = p;
+		e->bounce_fixed = e->table &&
+				  !slot_set(e, SLOT_BOUNCE, p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
+	}
+	for (unsigned i = 0; i < BOUNCE_UNITS; i++) {
+		if (e->bounce_map[i / 64] & (1ull << (i % 64))) {
+			run = 0;
+			continue;
+		}
+		if (++run == units) {
+			unsigned first = i + 1 - units;
+
+			for (unsigned j = first; j <= i; j++)
+				e->bounce_map[j / 64] |= 1ull << (j % 64);
+			op->bounce = (int)first;
+			op->bounce_units = units;
+			op->mem = e->bounce + (size_t)first * BOUNCE_UNIT;
+			op->buf_index = e->bounce_fixed ? SLOT_BOUNCE : -1;
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+void dmaio_engine_bounce_put(struct dmaio_engine *e, struct dmaio_op *op)
+{
+	for (unsigned j = (unsigned)op->bounce; j < (unsigned)op->bounce + op->bounce_units; j++)
+		e->bounce_map[j / 64] &= ~(1ull << (j % 64));
+	op->bounce = -1;
+}
+
+/* ---- the proposed io_uring dma-buf registration ------------------------------------------- */
+/* One descriptor of type DMABUF for target_fd, sent as a buffer update of one slot flagged as
+ * carrying descriptors (uapi/io_uring-dmabuf.h says which posted version this follows). */
+void dmaio_uring_dmabuf_request(struct io_uring_rsrc_update2 *up, struct dmaio_io_uring_regbuf_desc *d,
+				unsigned slot, int dmabuf_fd, int target_fd)
+{
+	memset(d, 0, sizeof(*d));
+	d->type = DMAIO_IO_REGBUF_TYPE_DMABUF;
+	d->dmabuf_fd = dmabuf_fd;
+	d->target_fd = target_fd;
+	memset(up, 0, sizeof(*up));
+	up->offset = slot;
+	up->resv = DMAIO_IORING_RSRC_UPDATE_EXTENDED;
+	up->data = (__u64)(uintptr_t)d;
+	up->nr = 1;
+}
+
+static int register_dmabuf(struct io_uring *ring, unsigned slot, int dmabuf_fd, int target_fd)
+{
+	struct dmaio_io_uring_regbuf_desc d;
+	struct io_uring_rsrc_update2 up;
+	int r;
+
+	dmaio_uring_dmabuf_request(&up, &d, slot, dmabuf_fd, target_fd);
+	r = io_uring_register(ring->ring_fd, IORING_REGISTER_BUFFERS_UPDATE, &up, sizeof(up));
+	if (r == 1)
+		return 0;
+	return r < 0 ? r : -EOPNOTSUPP;
+}
+
+int dmaio_engine_dmabuf_probe(int dmabuf_fd, int target_fd)
+{
+	struct io_uring ring;
+	int r = io_uring_queue_init(4, &ring, 0);
+
+	if (r < 0)
+		return r;
+	r = io_uring_register_buffers_sparse(&ring, 1);
+	if (!r)
+		r = register_dmabuf(&ring, 0, dmabuf_fd, target_fd);
+	io_uring_queue_exit(&ring);
+	return r;
+}
+
+int dmaio_engine_dmabuf_slot(struct dmaio_engine *e, uint64_t buf_id, int dmabuf_fd,
+			     uint64_t file_id, int target_fd)
+{
+	unsigned v;
+	int r;
+
+	if (!e->table)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&e->lock);
+	e->tick++;
+	for (unsigned i = SLOT_DMABUF_FIRST; i < ENGINE_SLOTS; i++) {
+		struct reg_slot *s = &e->slots[i];
+
+		if (s->set && s->buf_id == buf_id && s->file_id == file_id) {
+			s->used = e->tick;
+			pthread_mutex_unlock(&e->lock);
+			return (int)i;
+		}
+	}
+	v = victim(e, SLOT_DMABUF_FIRST, ENGINE_SLOTS);
+	r = register_dmabuf(&e->ring, v, dmabuf_fd, target_fd);
+	if (r) {
+		if (e->slots[v].set)
+			slot_set(e, v, NULL, 0);
+		memset(&e->slots[v], 0, sizeof(e->slots[v]));
+	} else {
+		e->slots[v] = (struct reg_slot){ .buf_id = buf_id, .file_id = file_id,
+						 .used = e->tick, .set = true };
+		r = (int)v;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the paths: the buffer's mapping, transfers through it, refusals. */
+#include <linux/dma-buf.h>
+
+#include "path.h"
+#include "../engine/engine.h"
+#include "../providers/provider.h"
+#include "../sys/sys.h"
+
+int dmaio_path_map(struct dmaio_req *r)
+{
+	int err;
+
+	if (!r->addr) {
+		err = dmaio_buf_get_addr(r->buf, &r->addr);
+		if (err)
+			return err;
+	}
+	if (r->cpu_synced || !dmaio_buf_is_dmabuf(r->buf))
+		return 0;
+	err = dmaio_sync_ioctl(r->buf->fd, DMA_BUF_SYNC_START |
+			       (r->write ? DMA_BUF_SYNC_READ : DMA_BUF_SYNC_WRITE));
+	if (!err)
+		r->cpu_synced = true;
+	return err;
+}
+
+/* The direct middle starts and ends on page boundaries even when the file takes smaller O_DIRECT
+ * units: the page-cache edges (of this range and of ranges next to it, in flight at the same
+ * time) then never share a page with direct I/O, whose invalidation would race with them. */
+uint32_t dmaio_path_align(const struct dmaio_req *r)
+{
+	uint32_t a = r->write ? r->file->off_align : r->file->roff_align;
+	uint32_t ps = (uint32_t)dmaio_page_size();
+
+	return a > ps ? a : ps;
+}
+
+void dmaio_path_op_mapped(struct dmaio_req *r, struct dmaio_op *op, uint64_t rel, uint64_t n,
+			  bool direct)
+{
+	op->kind = r->write ? DMAIO_OPK_WRITE : DMAIO_OPK_READ;
+	op->fd = direct ? r->file->dfd : r->file->bfd;
+	op->mem = r->addr + r->buf_off + rel;
+	op->len = (uint32_t)n;
+	op->off = r->file_off + rel;
+	op->direct = direct;
+	op->align = direct ? dmaio_path_align(r) : 1;
+	op->edge = !direct && r->direct_ok;
+	op->rel = rel;
+}
+
+bool dmaio_path_refuses_direct(int err)
+{
+	switch (-err) {
+	case EINVAL:     /* O_DIRECT alignment or a file that takes no O_DIRECT after all */
+	case EOPNOTSUPP: /* feature absent */
+	case ENOSYS:     /* io_uring op compiled out or filtered by seccomp */
+	case EPERM:      /* io_uring_disabled, seccomp */
+	case ENODEV:     /* no CPU mapping */
+		return true;
+	default:
+		return false;
+	}
+}

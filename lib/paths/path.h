@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer "paths": one file per data path behind one small interface. A path says whether it can
+ * serve a request and how well (from cached facts only: no syscalls), starts on a request, hands
+ * its transfers to the engine one op at a time, finishes each op that comes back, and says which
+ * of its own errors mean "cannot serve" (the request then falls back to the next path).
+ */
+#ifndef DMAIO_PATH_H
+#define DMAIO_PATH_H
+
+#include "../dmaio-types.h"
+
+struct dmaio_engine;
+struct dmaio_op;
+
+struct dmaio_path_ops {
+	int id;                    /* enum dmaio_path */
+	const char *name;
+	/* Can it serve this request, and how well: > 0 score, or -errno with *why the reason.
+	 * cached_pct: page-cache residency of the range (reads), -errno when unknown. */
+	int (*score)(const struct dmaio_req *r, int cached_pct, const char **why);
+	/* Take over the request at r->start: split it, map, register. 0 or -errno. */
+	int (*begin)(struct dmaio_req *r, struct dmaio_engine *e);
+	/* Fill op with the next transfer at r->cursor and advance it: 1 made, 0 nothing left to
+	 * hand out, -EAGAIN a resource is busy (retry after a completion), -errno failed. */
+	int (*next)(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op);
+	/* An op came back finished (op->got, op->res, op->eof): copy out of bounce memory etc.
+	 * NULL when there is nothing to do. */
+	void (*finish)(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op);
+	/* Does this errno from this path mean "cannot serve" rather than an I/O error? */
+	bool (*refuses)(int err);
+};
+
+extern const struct dmaio_path_ops dmaio_path_rw_file, dmaio_path_uring_dmabuf,
+	dmaio_path_udmabuf_direct, dmaio_path_bounce_direct, dmaio_path_buffered, dmaio_path_sendfile;
+
+/* helpers shared by the paths (common.c) */
+int dmaio_path_map(struct dmaio_req *r);     /* r->addr and CPU sync start, once */
+/* a transfer between [rel, rel + n) of the file and the buffer's mapping */
+void dmaio_path_op_mapped(struct dmaio_req *r, struct dmaio_op *op, uint64_t rel, uint64_t n,
+			  bool direct);
+uint32_t dmaio_path_align(const struct dmaio_req *r); /* DIO offset alignment, this direction */
+bool dmaio_path_refuses_direct(int err);     /* O_DIRECT / io_uring refusals */
+
+#endif

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* Probing what the machine offers: heaps, udmabuf, DRM, io_uring (once per context, cached). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "probe.h"
+#include "../engine/engine.h"
+#include "../providers/provider.h"
+#include "../sys/sys.h"
+#include "../uapi/dma-buf-rw-file.h"
+
+
+/* ---- heaps -------------------------------------------------------------------------------- */
+static int heap_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dmaio_heap *)a)->name, ((const struct dmaio_heap *)b)->name);
+}
+
+static int list_heaps_locked(struct dmaio_ctx *ctx)
+{
+	struct dmaio_heap *v = NULL;
+	struct dirent *de;
+	int n = 0, cap = 0;
+	DIR *d;
+
+	if (ctx->heaps_listed)
+		return ctx->nheaps;
+	d = opendir("/dev/dma_heap");
+	if (!d) {
+		int err = neg_errno();
+
+		ctx->heaps_listed = true;
+		ctx->nheaps = 0;
+		return err;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= DMAIO_NAME_MAX)
+			continue;
+		if (n == cap) {
+			struct dmaio_heap *nv = realloc(v, sizeof(*v) * (size_t)(cap ? cap * 2 : 8));
+
+			if (!nv) {
+				closedir(d);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = cap ? cap * 2 : 8;
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		strcpy(v[n].name, de->d_name);
+		strcpy(v[n].info.name, de->d_name);
+		v[n].fd = -1;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, (size_t)n, sizeof(*v), heap_cmp);
+	ctx->heaps = v;
+	ctx->nheaps = n;
+	ctx->heaps_listed = true;
+	return n;
+}
+
+struct dmaio_heap *dmaio_find_heap_locked(struct dmaio_ctx *ctx, const char *name)
+{
+	list_heaps_locked(ctx);
+	for (int i = 0; i < ctx->nheaps; i++)
+		if (!strcmp(ctx->heaps[i].name, name))
+			return &ctx->heaps[i];
+	return NULL;
+}
+
+/* The proposed RW_FILE ioctl, probed on a real buffer of this heap with a well-formed request:
+ * read one page of a memfd. -ENOTTY: the kernel lacks it; -EINVAL: this exporter lacks it. */
+static void rw_file_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd)
+{
+	struct dmaio_dma_buf_rw_file rw = { 0 };
+	size_t ps = (size_t)dmaio_page_size();
+	int mfd, r;
+
+	if (h->rw_probed)
+		return;
+	mfd = dmaio_memfd_create(ps, false, true, NULL, 0);
+	if (mfd < 0)
+		return; /* try again on the next allocation */
+	rw.flags = DMAIO_DMA_BUF_RW_FLAGS_READ;
+	rw.fd = mfd;
+	rw.buf_len = ps;
+	r = sys_ioctl(dmabuf_fd, DMAIO_DMA_BUF_IOCTL_RW_FILE, &rw);
+	r = r < 0 ? r : 0;
+	close(mfd);
+	h->rw_probed = true;
+	h->info.rw_file = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
+	h->info.rw_file_err = r;
+	DBG(ctx, "heap %s: DMA_BUF_IOCTL_RW_FILE %s (%d: %s)", h->name,
+	    r ? "absent" : "available", r,
+	    r == -ENOTTY ? "kernel lacks the ioctl" :
+	    r == -EINVAL ? "exporter lacks the op" : r ? "refused" : "ok");
+}
+
+void dmaio_probe_heap_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd)
+{
+	pthread_mutex_lock(&ctx->lock);
+	rw_file_locked(ctx, h, dmabuf_fd);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* A one-page allocation proves the heap allocates; mapping it proves mmap; RW_FILE is probed on
+ * the same buffer. */
+void dmaio_probe_heap_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h)
+{
+	size_t ps = (size_t)dmaio_page_size();
+	int fd, r, err;
+	void *p;
+
+	if (h->probed)
+		return;
+	h->probed = true;
+	r = dmaio_heap_alloc_fd(h, ps, &fd);
+	if (r < 0) {
+		h->info.alloc = DMAIO_CAP_NO;
+		h->info.alloc_err = r;
+		h->info.mmap = DMAIO_CAP_UNKNOWN;
+		return;
+	}
+	h->info.alloc = DMAIO_CAP_YES;
+	err = sys_mmap(ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &p);
+	if (!err) {
+		h->info.mmap = DMAIO_CAP_YES;
+		munmap(p, ps);
+	} else {
+		h->info.mmap = DMAIO_CAP_NO;
+	}
+	rw_file_locked(ctx, h, fd);
+	close(fd);
+}
+
+/* ---- system ------------------------------------------------------------------------------- */
+static void probe_udmabuf(struct dmaio_ctx *ctx, struct dmaio_sys_info *s)
+{
+	int fd = sys_open("/dev/udmabuf", O_RDWR, 0);
+
+	if (fd < 0) {
+		s->udmabuf = DMAIO_CAP_NO;
+		s->udmabuf_err = fd;
+	} else {
+		s->udmabuf = DMAIO_CAP_YES;
+		ctx->udmabuf_fd = fd;
+	}
+	s->udmabuf_size_limit =
+		dmaio_read_sysfs_u64("/sys/module/udmabuf/parameters/size_limit_mb", 0) << 20;
+	s->udmabuf_list_limit =
+		(uint32_t)dmaio_read_sysfs_u64("/sys/module/udmabuf/parameters/list_limit", 0);
+}
+
+/* What every allocation and transfer needs, cheap: no allocation from any heap. */
+void dmaio_probe_base_locked(struct dmaio_ctx *ctx)
+{
+	struct dmaio_sys_info *s = &ctx->sys;
+
+	if (ctx->sys_probed)
+		return;
+	ctx->sys_probed = true;
+	memset(s, 0, sizeof(*s));
+	s->page_size = (uint32_t)dmaio_page_size();
+	s->nheaps = list_heaps_locked(ctx);
+	probe_udmabuf(ctx, s);
+	s->io_uring_disabled =
+		(int32_t)dmaio_read_sysfs_u64("/proc/sys/kernel/io_uring_disabled", (uint64_t)-1);
+	dmaio_engine_probe(s);
+	s->rw_file_kernel = DMAIO_CAP_UNKNOWN;
+	s->uring_dmabuf = DMAIO_CAP_UNKNOWN;
+	s->drm = DMAIO_CAP_UNKNOWN;
+	s->hugetlb_memfd = DMAIO_CAP_UNKNOWN;
+	s->udmabuf_huge = DMAIO_CAP_UNKNOWN;
+}
+
+void dmaio_probe_drm_locked(struct dmaio_ctx *ctx)
+{
+	struct dmaio_sys_info *s = &ctx->sys;
+	int fd;
+
+	dmaio_probe_base_locked(ctx);
+	if (s->drm != DMAIO_CAP_UNKNOWN)
+		return;
+	fd = dmaio_drm_find_node(s->drm_node, sizeof(s->drm_node));
+	s->drm = fd >= 0 ? DMAIO_CAP_YES : DMAIO_CAP_NO;
+	if (fd >= 0)
+		ctx->drm_fd = fd;
+}
+
+void dmaio_probe_hugetlb_locked(struct dmaio_ctx *ctx)
+{
+	struct dmaio_sys_info *s = &ctx->sys;
+	size_t sz;
+	int fd;
+
+	dmaio_probe_base_locked(ctx);
+	if (s->hugetlb_memfd != DMAIO_CAP_UNKNOWN)
+		return;
+	s->huge_page_size = dmaio_huge_page_size();
+	s->hugetlb_memfd = DMAIO_CAP_NO;
+	s->udmabuf_huge = DMAIO_CAP_NO;
+	if (!s->huge_page_size)
+		return;
+	fd = dmaio_memfd_create(s->huge_page_size, true, true, &sz, 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	s->hugetlb_memfd = DMAIO_CAP_YES;
+	if (ctx->udmabuf_fd >= 0) {
+		struct dmaio_buf b = { .fd = -1, .memfd = -1 };
+
+		/* the provider proves it end to end, seals and all */
+		if (!dmaio_udmabuf_make(ctx, ctx->udmabuf_fd, s->huge_page_size, true,
+					s->udmabuf_size_limit, s->udmabuf_list_limit, &b)) {
+			s->udmabuf_huge = DMAIO_CAP_YES;
+			close(b.fd);
+			close(b.memfd);
+		}
+	}
+}
+
+void dmaio_probe_sys_locked(struct dmaio_ctx *ctx)
+{
+	struct dmaio_sys_info *s = &ctx->sys;
+
+	dmaio_probe_base_locked(ctx);
+	dmaio_probe_hugetlb_locked(ctx);
+	dmaio_probe_drm_locked(ctx);
+	for (int i = 0; i < ctx->nheaps; i++) {
+		struct dmaio_heap *h = &ctx->heaps[i];
+
+		dmaio_probe_heap_locked(ctx, h);
+		if (h->info.rw_file == DMAIO_CAP_YES)
+			s->rw_file_kernel = DMAIO_CAP_YES;
+		else if (h->info.rw_file_err == -ENOTTY)
+			s->rw_file_kernel = DMAIO_CAP_NO;
+		else if (h->info.rw_file_err == -EINVAL && s->rw_file_kernel == DMAIO_CAP_UNKNOWN)
+			s->rw_file_kernel = DMAIO_CAP_YES; /* the core knows it, this exporter not */
+	}
+	if (s->uring_dmabuf != DMAIO_CAP_UNKNOWN)
+		return;
+	/* io_uring dma-buf registration: tried with a heap buffer against a memfd target; the
+	 * proposal only takes NVMe block devices, so this mostly proves the kernel lacks it. */
+	if (s->io_uring == DMAIO_CAP_YES) {
+		for (int i = 0; i < ctx->nheaps; i++) {
+			struct dmaio_heap *h = &ctx->heaps[i];
+			int fd, t, r;
+
+			if (h->info.alloc != DMAIO_CAP_YES ||
+			    dmaio_heap_alloc_fd(h, s->page_size, &fd))
+				continue;
+			t = dmaio_memfd_create(s->page_size, false, true, NULL, 0);
+			r = t < 0 ? t : dmaio_engine_dmabuf_probe(fd, t);
+			s->uring_dmabuf = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
+			s->uring_dmabuf_err = r;
+			if (t >= 0)
+				close(t);
+			close(fd);
+			break;
+		}
+	} else {
+		s->uring_dmabuf = DMAIO_CAP_NO;
+		s->uring_dmabuf_err = s->io_uring_err;
+	}
+	if (ctx->uring_dmabuf == DMAIO_CAP_UNKNOWN && s->uring_dmabuf == DMAIO_CAP_NO &&
+	    s->uring_dmabuf_err != -EOPNOTSUPP)
+		ctx->uring_dmabuf = DMAIO_CAP_NO; /* the kernel has no such registration at all */
+}
+

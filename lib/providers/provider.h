@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer "providers": where buffers come from (dma-heaps, udmabuf, DRM dumb buffers, memfds) and
+ * how their memory is reached by the CPU (mapping, DMA_BUF_IOCTL_SYNC). Providers use the facts
+ * the probes left in the context (device fds, limits); they never probe themselves.
+ */
+#ifndef DMAIO_PROVIDER_H
+#define DMAIO_PROVIDER_H
+
+#include "../dmaio-types.h"
+
+struct dmaio_provider {
+	const char *name;          /* matched against the heap argument; NULL: matches heap names */
+	int kind;
+	/* fill buf->fd/memfd/alloc_size/heap; return 0 or -errno */
+	int (*alloc)(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *buf);
+};
+extern const struct dmaio_provider dmaio_provider_heap, dmaio_provider_udmabuf,
+	dmaio_provider_udmabuf_huge, dmaio_provider_drm, dmaio_provider_memfd;
+
+/* heaps (heap.c) */
+int dmaio_heap_open(struct dmaio_heap *h);
+int dmaio_heap_alloc_fd(struct dmaio_heap *h, size_t size, int *fd);
+/* udmabuf (udmabuf.c): memfd + seals + UDMABUF_CREATE(_LIST) */
+int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, uint64_t limit,
+		       uint32_t list_limit, struct dmaio_buf *b);
+/* DRM (drm.c): the first node that makes and exports a dumb buffer: its fd, or -errno */
+int dmaio_drm_find_node(char *node, size_t node_len);
+/* memfd (memfd.c): populate backs it with memory now (fallocate) */
+int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size, unsigned seals);
+
+/* CPU access (map.c) */
+int dmaio_buf_get_addr(struct dmaio_buf *b, char **addr); /* the mapping; takes an io ref */
+void dmaio_buf_put_addr(struct dmaio_buf *b);
+int dmaio_buf_map_user(struct dmaio_buf *b, void **addr);
+int dmaio_buf_unmap_user(struct dmaio_buf *b, void **old); /* *old: to unmap after unpinning */
+void dmaio_buf_unmap_final(struct dmaio_buf *b, void *addr);
+int dmaio_sync_ioctl(int fd, uint64_t flags);
+
+#endif

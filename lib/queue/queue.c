@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: MIT */
+/* Requests in flight: path choice and fallback per request, ops fed to the engine across
+ * requests, completion, accounting. See queue.h. */
+#include <linux/dma-buf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue.h"
+#include "../choose/choose.h"
+#include "../engine/engine.h"
+#include "../paths/path.h"
+#include "../probe/probe.h"
+#include "../providers/provider.h"
+#include "../sys/sys.h"
+
+#define SYNC_DEPTH 8      /* ops in flight of a synchronous call */
+#define REAP_BATCH 64
+
+struct dmaio_q {
+	struct dmaio_ctx *ctx;
+	struct dmaio_engine *e;
+	unsigned cap;
+	struct dmaio_req *reqs;       /* cap slots */
+	struct dmaio_req *free_reqs;
+	struct dmaio_req *active, *active_tail;  /* started, not finished: oldest first */
+	struct dmaio_req *ready, *ready_tail;    /* finished, not reaped */
+	unsigned held;                /* requests in the queue (not reaped) */
+	struct dmaio_progress prog;
+	struct dmaio_q *next_free;    /* ctx->free_qs */
+};
+
+int dmaio_q_new(struct dmaio_ctx *ctx, unsigned depth, unsigned cap, struct dmaio_q **out)
+{
+	struct dmaio_q *q = calloc(1, sizeof(*q));
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	q->ctx = ctx;
+	q->cap = cap;
+	if (cap) {
+		q->reqs = calloc(cap, sizeof(*q->reqs));
+		if (!q->reqs) {
+			free(q);
+			return -ENOMEM;
+		}
+		for (unsigned i = cap; i-- > 0;) {
+			q->reqs[i].next = q->free_reqs;
+			q->free_reqs = &q->reqs[i];
+		}
+	}
+	r = dmaio_engine_new(ctx, depth, ctx->sys.io_uring == DMAIO_CAP_YES, &q->e);
+	if (r) {
+		free(q->reqs);
+		free(q);
+		return r;
+	}
+	*out = q;
+	return 0;
+}
+
+int dmaio_q_fd(const struct dmaio_q *q)
+{
+	return dmaio_engine_fd(q->e);
+}
+
+unsigned dmaio_q_room(const struct dmaio_q *q)
+{
+	return q->cap - q->held;
+}
+
+struct dmaio_req *dmaio_q_req_get(struct dmaio_q *q)
+{
+	struct dmaio_req *r = q->free_reqs;
+
+	if (!r)
+		return NULL;
+	q->free_reqs = r->next;
+	return r;
+}
+
+void dmaio_q_req_put(struct dmaio_q *q, struct dmaio_req *r)
+{
+	if (q->cap && r >= q->reqs && r < q->reqs + q->cap) {
+		r->next = q->free_reqs;
+		q->free_reqs = r;
+	}
+	q->held--;
+	q->prog.reaped++;
+}
+
+void dmaio_q_req_init(struct dmaio_req *r, struct dmaio_buf *buf, struct dmaio_file *file,
+		      bool write, uint64_t buf_off, uint64_t file_off, uint64_t len, unsigned flags,
+		      uint64_t user_data)
+{
+	memset(r, 0, sizeof(*r));
+	r->ctx = buf->ctx;
+	r->buf = buf;
+	r->file = file;
+	r->write = write;
+	r->buf_off = buf_off;
+	r->file_off = file_off;
+	r->len = len;
+	r->flags = flags;
+	r->user_data = user_data;
+	r->slot = -1;
+	r->stop_at = UINT64_MAX;
+	r->forced = (int)(flags & DMAIO_RW_PATH_MASK);
+	if (!r->forced)
+		r->forced = r->ctx->env_path;
+}
+
+/* ---- lists -------------------------------------------------------------------------------- */
+static void list_append(struct dmaio_req **head, struct dmaio_req **tail, struct dmaio_req *r)
+{
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+static void list_remove(struct dmaio_req **head, struct dmaio_req **tail, struct dmaio_req *r)
+{
+	struct dmaio_req *prev = NULL;
+
+	for (struct dmaio_req *i = *head; i; prev = i, i = i->next) {
+		if (i != r)
+			continue;
+		if (prev)
+			prev->next = r->next;
+		else
+			*head = r->next;
+		if (*tail == r)
+			*tail = prev;
+		r->next = NULL;
+		return;
+	}
+}
+
+/* ---- finishing ---------------------------------------------------------------------------- */
+static void stats_merge(struct dmaio_stats *dst, const struct dmaio_stats *src)
+{
+	dst->bytes_read += src->bytes_read;
+	dst->bytes_written += src->bytes_written;
+	dst->ops += src->ops;
+	dst->errors += src->errors;
+	dst->ns += src->ns;
+	dst->fallbacks += src->fallbacks;
+	dst->unaligned_bytes += src->unaligned_bytes;
+	for (int i = 0; i < DMAIO_PATH_SLOTS; i++)
+		dst->path_bytes[i] += src->path_bytes[i];
+	dst->last_path = src->last_path;
+	dst->last_result = src->last_result;
+	dst->last_done = src->last_done;
+}
+
+static void account(struct dmaio_req *r, uint64_t ns)
+{
+	struct dmaio_stats d = { 0 };
+	struct dmaio_buf *b = r->buf;
+	struct dmaio_ctx *c = r->ctx;
+	int bulk = DMAIO_PATH_AUTO;
+
+	for (int i = 1; i < DMAIO_PATH_COUNT; i++)
+		if (r->path_bytes[i] && (bulk == DMAIO_PATH_AUTO || r->path_bytes[i] > r->path_bytes[bulk]))
+			bulk = i;
+	if (bulk == DMAIO_PATH_AUTO && r->path)
+		bulk = r->path->id; /* 0 bytes: the path that met end of file */
+	d.ops = 1;
+	d.errors = r->res < 0;
+	d.ns = ns;
+	d.fallbacks = r->fallbacks;
+	d.unaligned_bytes = r->unaligned;
+	if (r->write)
+		d.bytes_written = r->done;
+	else
+		d.bytes_read = r->done;
+	memcpy(d.path_bytes, r->path_bytes, sizeof(d.path_bytes));
+	d.last_path = bulk;
+	d.last_result = r->res < 0 ? (int32_t)r->res : 0;
+	d.last_done = r->done;
+	pthread_mutex_lock(&b->lock);
+	stats_merge(&b->stats, &d);
+	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_lock(&c->lock);
+	stats_merge(&c->stats, &d);
+	pthread_mutex_unlock(&c->lock);
+	r->bulk = bulk;
+}
+
+static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t done)
+{
+	uint64_t t1 = dmaio_now_ns();
+
+	list_remove(&q->active, &q->active_tail, r);
+	r->res = res;
+	r->done = done;
+	r->finished = true;
+	if (r->cpu_synced) {
+		int e = dmaio_sync_ioctl(r->buf->fd, DMA_BUF_SYNC_END |
+					 (r->write ? DMA_BUF_SYNC_READ : DMA_BUF_SYNC_WRITE));
+
+		if (e && res >= 0)
+			r->res = e;
+		r->cpu_synced = false;
+	}
+	if (r->addr) {
+		dmaio_buf_put_addr(r->buf);
+		r->addr = NULL;
+	}
+	if (r->write && done)
+		dmaio_file_grow(r->file, r->file_off + done);
+	q->prog.bytes_done += done - r->counted;
+	r->counted = done;
+	q->prog.completed++;
+	if (r->res == -ECANCELED)
+		q->prog.cancelled++;
+	account(r, t1 - r->t0);
+	DBG(r->ctx, "  => %s %llu bytes via %s%s%s", r->res < 0 ? "error after" : "done",
+	    (unsigned long long)done, dmaio_path_name(r->bulk),
+	    r->res < 0 ? ": " : "", r->res < 0 ? strerror((int)-r->res) : "");
+	r->t0 = t1 - r->t0; /* from now on: the duration */
+	list_append(&q->ready, &q->ready_tail, r);
+}
+
+/* Choose and begin the next path at r->start; finish the request when none is left. */
+static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
+{
+	for (;;) {
+		const struct dmaio_path_ops *p;
+		const char *why = NULL;
+		int score, err;
+
+		p = dmaio_choose(r, cached_pct, &score, &why, &err);
+		if (!p) {
+			DBG(r->ctx, "  no path left: %s", strerror(-err));
+			finish(q, r, err, r->start);
+			return;
+		}
+		DBG(r->ctx, "  path %s (score %d): %s", p->name, score, why ? why : "");
+		r->path = p;
+		r->slot = -1;
+		r->end = r->len;
+		r->cursor = r->start;
+		r->err = 0;
+		r->eof = false;
+		r->stop_at = UINT64_MAX;
+		err = p->begin(r, q->e);
+		if (!err)
+			return;
+		if (!p->refuses(err) || !dmaio_choose_may_fall_back(r, p)) {
+			if (p->refuses(err))
+				err = -EOPNOTSUPP;
+			finish(q, r, err, r->start);
+			return;
+		}
+		DBG(r->ctx, "  %s refused (%s); falling back", p->name, strerror(-err));
+		r->last_refusal = err;
+		r->fallbacks++;
+	}
+}
+
+/* All ops of the current path are back: finish, or fall back for the rest. */
+static void path_ended(struct dmaio_q *q, struct dmaio_req *r)
+{
+	const struct dmaio_path_ops *p = r->path;
+	uint64_t at = MIN(r->stop_at, r->cursor);
+
+	if (r->cancelled) {
+		finish(q, r, -ECANCELED, at);
+		return;
+	}
+	if (r->err) {
+		if (!p->refuses(r->err)) {
+			DBG(r->ctx, "  %s failed after %llu bytes: %s", p->name,
+			    (unsigned long long)at, strerror(-r->err));
+			finish(q, r, r->err, at);
+			return;
+		}
+		if (!dmaio_choose_may_fall_back(r, p)) {
+			finish(q, r, -EOPNOTSUPP, at);
+			return;
+		}
+		DBG(r->ctx, "  %s refused (%s) after %llu bytes; falling back", p->name,
+		    strerror(-r->err), (unsigned long long)at);
+		r->last_refusal = r->err;
+		r->fallbacks++;
+		r->start = at;
+		start_path(q, r, -ENODATA);
+		return;
+	}
+	if (r->eof) {
+		finish(q, r, (int64_t)at, at);
+		return;
+	}
+	/* a path that stopped a read at end of file (r->end < r->len) */
+	finish(q, r, (int64_t)r->end, r->end);
+}
+
+static bool issuing(const struct dmaio_req *r)
+{
+	return !r->finished && !r->cancelled && !r->err && !r->eof && r->cursor < r->end;
+}
+
+/* Feed the engine: ops of the active requests, oldest first, while it has room. */
+static void pump(struct dmaio_q *q)
+{
+	struct dmaio_req *r = q->active, *next;
+
+	for (; r; r = next) {
+		next = r->next;
+		while (issuing(r)) {
+			struct dmaio_op *op = dmaio_engine_op_get(q->e);
+			int n;
+
+			if (!op)
+				return;
+			n = r->path->next(r, q->e, op);
+			if (n <= 0) {
+				dmaio_engine_op_put(q->e, op);
+				if (n < 0 && n != -EAGAIN) {
+					r->err = n;
+					r->stop_at = MIN(r->stop_at, r->cursor);
+				}
+				break;
+			}
+			op->owner = r;
+			op->path = r->path->id;
+			r->inflight++;
+			dmaio_engine_start(q->e, op);
+		}
+		if (!r->inflight && !issuing(r) && !r->finished)
+			path_ended(q, r);
+	}
+}
+
+static void op_done(struct dmaio_q *q, struct dmaio_op *op)
+{
+	struct dmaio_req *r = op->owner;
+
+	if (r->path->finish)
+		r->path->finish(r, q->e, op);
+	r->path_bytes[op->path] += op->got;
+	if (op->edge)
+		r->unaligned += op->got;
+	q->prog.bytes_done += op->got;
+	r->counted += op->got;
+	if (op->res) {
+		if (!r->err)
+			r->err = op->res;
+		r->stop_at = MIN(r->stop_at, op->rel + op->got);
+	} else if (op->eof) {
+		r->eof = true;
+		r->stop_at = MIN(r->stop_at, op->rel + op->got);
+	}
+	r->inflight--;
+	dmaio_engine_op_put(q->e, op);
+	if (!r->inflight && !issuing(r))
+		path_ended(q, r);
+}
+
+/* Collect finished ops without waiting (timeout 0), or wait for some (timeout < 0 or > 0). */
+static int collect(struct dmaio_q *q, int timeout_ms)
+{
+	struct dmaio_op *ops[REAP_BATCH];
+	int n = dmaio_engine_reap(q->e, ops, REAP_BATCH, timeout_ms);
+
+	for (int i = 0; i < n; i++)
+		op_done(q, ops[i]);
+	return n;
+}
+
+void dmaio_q_kick(struct dmaio_q *q)
+{
+	int n;
+
+	do {
+		pump(q);
+		n = collect(q, 0);
+	} while (n > 0);
+	pump(q);
+	collect(q, 0); /* submits what the last pump started */
+}
+
+void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
+{
+	int cached_pct = -ENODATA;
+
+	r->t0 = dmaio_now_ns();
+	q->held++;
+	q->prog.submitted++;
+	q->prog.bytes_total += r->len;
+	list_append(&q->active, &q->active_tail, r);
+	DBG(r->ctx, "%s file=%d off=%llu len=%llu buf=%s+%llu%s%s", r->write ? "write" : "read",
+	    r->file->fd, (unsigned long long)r->file_off, (unsigned long long)r->len,
+	    r->buf->provider, (unsigned long long)r->buf_off, r->forced ? " forced=" : "",
+	    r->forced ? dmaio_path_name(r->forced) : "");
+	if (!r->len) {
+		finish(q, r, 0, 0);
+		return;
+	}
+	if (!r->write) {
+		/* facts of the file are cached; a read past the known size looks again (it may
+		 * have grown), and the page-cache residency is asked once per range */
+		if (r->file_off + r->len > __atomic_load_n(&r->file->size, __ATOMIC_RELAXED))
+			dmaio_file_refresh_size(r->file);
+		if (!r->forced)
+			cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
+	}
+	start_path(q, r, cached_pct);
+}
+
+int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsigned min,
+		 int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? dmaio_now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+	unsigned n = 0;
+
+	for (;;) {
+		int wait_ms, k;
+
+		dmaio_q_kick(q);
+		while (n < max && q->ready) {
+			struct dmaio_req *r = q->ready;
+
+			q->ready = r->next;
+			if (!q->ready)
+				q->ready_tail = NULL;
+			out[n++] = r;
+		}
+		if (n >= min || (!q->active && !q->ready) || !timeout_ms)
+			break;
+		wait_ms = -1;
+		if (timeout_ms > 0) {
+			uint64_t now = dmaio_now_ns();
+
+			if (now >= deadline)
+				break;
+			wait_ms = (int)((deadline - now + 999999) / 1000000);
+		}
+		if (!dmaio_engine_inflight(q->e)) {
+			/* active requests but nothing in flight: a resource (bounce memory) is
+			 * held by nobody; cannot happen, but never spin */
+			break;
+		}
+		k = collect(q, wait_ms);
+		if (k < 0)
+			return k;
+	}
+	if (q->ready)
+		dmaio_engine_kick(q->e); /* completions still wait: keep the fd readable */
+	if (!n && min && timeout_ms)
+		return -ETIME;
+	return (int)n;
+}
+
+int dmaio_q_cancel(struct dmaio_q *q, uint64_t user_data, bool all)
+{
+	int n = 0;
+
+	for (struct dmaio_req *r = q->active, *next; r; r = next) {
+		next = r->next;
+		if (r->cancelled || (!all && r->user_data != user_data))
+			continue;
+		r->cancelled = true;
+		n++;
+		if (!r->inflight)
+			path_ended(q, r);
+	}
+	if (n)
+		dmaio_engine_kick(q->e);
+	return n;
+}
+
+void dmaio_q_progress(const struct dmaio_q *q, struct dmaio_progress *p)
+{
+	*p = q->prog;
+}
+
+void dmaio_q_free(struct dmaio_q *q)
+{
+	struct dmaio_req *out[REAP_BATCH];
+
+	if (!q)
+		return;
+	if (dmaio_engine_inherited(q->e)) {
+		/* after fork: the ring is the parent's; nothing of it may be touched */
+		dmaio_engine_abandon(q->e);
+		free(q->reqs);
+		free(q);
+		return;
+	}
+	dmaio_q_cancel(q, 0, true);
+	while (q->active || q->ready) {
+		int n = dmaio_q_reap(q, out, REAP_BATCH, 1, -1);
+
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++)
+			dmaio_q_req_put(q, out[i]);
+	}
+	dmaio_engine_free(q->e);
+	free(q->reqs);
+	free(q);
+}
+
+int dmaio_q_choose(struct dmaio_req *r, const char **why)
+{
+	int cached_pct = -ENODATA, score, err;
+	const struct dmaio_path_ops *p;
+
+	if (!r->write && !r->forced)
+		cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
+	p = dmaio_choose(r, cached_pct, &score, why, &err);
+	if (!p && r->forced && !(r->flags & DMAIO_RW_NO_FALLBACK))
+		p = dmaio_choose(r, cached_pct, &score, why, &err);
+	return p ? p->id : err;
+}
+
+/* A request that failed before it could start (its file could not be probed): counted. */
+void dmaio_q_account_failed(struct dmaio_req *r, int err)
+{
+	r->res = err;
+	r->done = 0;
+	account(r, 0);
+}
+
+/* ---- synchronous calls: one request on a pooled queue ------------------------------------- */
+static int pool_get(struct dmaio_ctx *ctx, struct dmaio_q **out)
+{
+	struct dmaio_q *q;
+
+	pthread_mutex_lock(&ctx->lock);
+	while ((q = ctx->free_qs)) {
+		ctx->free_qs = q->next_free;
+		if (!dmaio_engine_inherited(q->e))
+			break;
+		pthread_mutex_unlock(&ctx->lock);
+		dmaio_q_free(q); /* inherited through fork: dropped, untouched */
+		pthread_mutex_lock(&ctx->lock);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (q) {
+		*out = q;
+		return 0;
+	}
+	return dmaio_q_new(ctx, SYNC_DEPTH, 0, out);
+}
+
+int dmaio_q_run_one(struct dmaio_ctx *ctx, struct dmaio_req *r)
+{
+	struct dmaio_req *got;
+	struct dmaio_q *q;
+	int err = pool_get(ctx, &q);
+
+	if (err)
+		return err;
+	dmaio_q_push(q, r);
+	for (;;) {
+		int k = dmaio_q_reap(q, &got, 1, 1, -1);
+
+		if (k < 0 || !k) { /* an engine that broke, or nothing left: cannot go on */
+			err = k < 0 ? k : -EIO;
+			break;
+		}
+		if (got == r) {
+			dmaio_q_req_put(q, r);
+			break;
+		}
+	}
+	if (err < 0 || q->active) {
+		dmaio_q_free(q); /* a broken engine is not pooled */
+		return err < 0 ? err : -EIO;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	q->next_free = ctx->free_qs;
+	ctx->free_qs = q;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+void dmaio_q_pool_free(struct dmaio_ctx *ctx)
+{
+	struct dmaio_q *q = ctx->free_qs, *n;
+
+	for (; q; q = n) {
+		n = q->next_free;
+		dmaio_q_free(q);
+	}
+	ctx->free_qs = NULL;
+}

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* The syscall seam: the calls into the kernel that can fail part-way, one retry policy for all.
+ * The fault-injection build (-DDMAIO_FAULT_INJECTION, see fault.h) can make the Nth of them fail. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys.h"
+#include "fault.h"
+
+/* The one retry policy: a call that a signal or a busy resource interrupted (EINTR, EAGAIN) is
+ * made again, up to SYS_RETRIES times; the result is returned as >= 0 or -errno. */
+#define SEAM(type, call)                                                                          \
+	({                                                                                        \
+		type r_;                                                                          \
+		int n_ = 0;                                                                       \
+		while ((r_ = (call)) < 0 && (errno == EINTR || errno == EAGAIN) &&               \
+		       ++n_ < SYS_RETRIES)                                                        \
+			;                                                                         \
+		r_ < 0 ? (type)neg_errno() : r_;                                                  \
+	})
+
+static ssize_t raw_pread(int fd, void *buf, size_t n, uint64_t off)
+{
+	FAULT_RW(n);
+	return pread(fd, buf, n, (off_t)off);
+}
+
+ssize_t sys_pread(int fd, void *buf, size_t n, uint64_t off)
+{
+	return SEAM(ssize_t, raw_pread(fd, buf, n, off));
+}
+
+static ssize_t raw_pwrite(int fd, const void *buf, size_t n, uint64_t off)
+{
+	FAULT_RW(n);
+	return pwrite(fd, buf, n, (off_t)off);
+}
+
+ssize_t sys_pwrite(int fd, const void *buf, size_t n, uint64_t off)
+{
+	return SEAM(ssize_t, raw_pwrite(fd, buf, n, off));
+}
+
+static int raw_ioctl(int fd, unsigned long req, void *arg)
+{
+	FAULT_CALL();
+	return ioctl(fd, req, arg);
+}
+
+int sys_ioctl(int fd, unsigned long req, void *arg)
+{
+	return SEAM(int, raw_ioctl(fd, req, arg));
+}
+
+static int raw_open(const char *path, int flags, mode_t mode)
+{
+	FAULT_CALL();
+	return open(path, flags | O_CLOEXEC, mode);
+}
+
+int sys_open(const char *path, int flags, mode_t mode)
+{
+	return SEAM(int, raw_open(path, flags, mode));
+}
+
+static int raw_dup(int fd)
+{
+	FAULT_CALL();
+	return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+int sys_dup(int fd)
+{
+	return SEAM(int, raw_dup(fd));
+}
+
+static int raw_memfd_create(const char *name, unsigned flags)
+{
+	FAULT_CALL();
+	return memfd_create(name, flags | MFD_CLOEXEC);
+}
+
+int sys_memfd_create(const char *name, unsigned flags)
+{
+	return SEAM(int, raw_memfd_create(name, flags));
+}
+
+static int raw_ftruncate(int fd, off_t len)
+{
+	FAULT_CALL();
+	return ftruncate(fd, len);
+}
+
+int sys_ftruncate(int fd, off_t len)
+{
+	return SEAM(int, raw_ftruncate(fd, len));
+}
+
+static int raw_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	FAULT_CALL();
+	return fallocate(fd, mode, off, len);
+}
+
+int sys_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return SEAM(int, raw_fallocate(fd, mode, off, len));
+}
+
+static int raw_mmap(size_t len, int prot, int flags, int fd, off_t off, void **addr)
+{
+	void *p;
+
+	if (FAULT_HIT()) {
+		errno = fault_errno();
+		return -1;
+	}
+	p = mmap(NULL, len, prot, flags, fd, off);
+	if (p == MAP_FAILED)
+		return -1;
+	*addr = p;
+	return 0;
+}
+
+int sys_mmap(size_t len, int prot, int flags, int fd, off_t off, void **addr)
+{
+	*addr = NULL;
+	return SEAM(int, raw_mmap(len, prot, flags, fd, off, addr));
+}
+
+static ssize_t raw_copy_file_range(int in, uint64_t *in_off, int out, uint64_t *out_off, size_t n)
+{
+	loff_t io = (loff_t)*in_off, oo = (loff_t)*out_off;
+	ssize_t r;
+
+	FAULT_RW(n);
+	r = copy_file_range(in, &io, out, &oo, n, 0);
+	*in_off = (uint64_t)io;
+	*out_off = (uint64_t)oo;
+	return r;
+}
+
+ssize_t sys_copy_file_range(int in, uint64_t *in_off, int out, uint64_t *out_off, size_t n)
+{
+	return SEAM(ssize_t, raw_copy_file_range(in, in_off, out, out_off, n));
+}
+
+static ssize_t raw_splice(int in, uint64_t *in_off, int out, uint64_t *out_off, size_t n)
+{
+	loff_t io = in_off ? (loff_t)*in_off : 0, oo = out_off ? (loff_t)*out_off : 0;
+	ssize_t r;
+
+	FAULT_RW(n);
+	r = splice(in, in_off ? &io : NULL, out, out_off ? &oo : NULL, n, SPLICE_F_MOVE);
+	if (in_off)
+		*in_off = (uint64_t)io;
+	if (out_off)
+		*out_off = (uint64_t)oo;
+	return r;
+}
+
+ssize_t sys_splice(int in, uint64_t *in_off, int out, uint64_t *out_off, size_t n)
+{
+	return SEAM(ssize_t, raw_splice(in, in_off, out, out_off, n));
+}
+
+static int raw_pipe(int pfd[2])
+{
+	FAULT_CALL();
+	return pipe2(pfd, O_CLOEXEC);
+}
+
+int sys_pipe(int pfd[2])
+{
+	return SEAM(int, raw_pipe(pfd));
+}
+
+static int raw_fsync(int fd, bool data_only)
+{
+	FAULT_CALL();
+	return data_only ? fdatasync(fd) : fsync(fd);
+}
+
+int sys_fsync(int fd, bool data_only)
+{
+	return SEAM(int, raw_fsync(fd, data_only));
+}
+
+int sys_uring_result(int res)
+{
+	if (res > 0 && FAULT_HIT())
+		return fault_short_or_errno(res);
+	return res;
+}
+
+int sys_pread_full(int fd, char *buf, size_t n, uint64_t off, size_t *moved)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = sys_pread(fd, buf + done, MIN(n - done, DMAIO_MAX_RW_COUNT), off + done);
+
+		if (r < 0) {
+			*moved = done;
+			return (int)r;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	*moved = done;
+	return 0;
+}
+
+int sys_pwrite_full(int fd, const char *buf, size_t n, uint64_t off, size_t *moved)
+{
+	size_t done = 0;
+	unsigned zero = 0;
+
+	while (done < n) {
+		ssize_t r = sys_pwrite(fd, buf + done, MIN(n - done, DMAIO_MAX_RW_COUNT), off + done);
+
+		if (r < 0) {
+			*moved = done;
+			return (int)r;
+		}
+		if (r == 0 && ++zero > 8) {
+			*moved = done;
+			return -EIO;
+		}
+		done += (size_t)r;
+	}
+	*moved = done;
+	return 0;
+}
+
+/* ---- utilities ---------------------------------------------------------------------------- */
+uint64_t dmaio_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+long dmaio_page_size(void)
+{
+	static long ps;
+	long v = __atomic_load_n(&ps, __ATOMIC_RELAXED);
+
+	if (!v) {
+		v = sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&ps, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+uint64_t dmaio_read_sysfs_u64(const char *path, uint64_t dflt)
+{
+	char line[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return dflt;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	line[n] = 0;
+	return strtoull(line, NULL, 10);
+}
+
+uint32_t dmaio_huge_page_size(void)
+{
+	static uint32_t cached;
+	uint32_t kb = 0, c = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	char line[128];
+	FILE *f;
+
+	if (c)
+		return c;
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Hugepagesize: %u kB", &kb) == 1)
+			break;
+	fclose(f);
+	__atomic_store_n(&cached, kb * 1024u, __ATOMIC_RELAXED);
+	return kb * 1024u;
+}
+
+void dmaio_log(const struct dmaio_ctx *ctx, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	(void)ctx;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	/* one write per line so lines of concurrent threads do not interleave */
+	(void)!write(STDERR_FILENO, "dmaio: ", 7);
+	(void)!write(STDERR_FILENO, line, (size_t)n);
+}
