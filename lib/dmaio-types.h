@@ -45,7 +45,6 @@ struct dmaio_heap {
 struct dmaio_ctx {
 	pthread_mutex_t lock;      /* protects everything below */
 	bool is_default;
-	pid_t pid;                 /* process that created the engines (fork: the child drops them) */
 	int env_path;              /* DMAIO_PATH, 0 if unset */
 	bool debug;                /* DMAIO_DEBUG */
 	unsigned workers;          /* worker threads for blocking ops (DMAIO_WORKERS) */

@@ -71,7 +71,6 @@ static int ctx_init(struct dmaio_ctx *c)
 		else
 			c->workers = (unsigned)w;
 	}
-	c->pid = getpid();
 	c->stats.last_path = DMAIO_PATH_AUTO;
 	return 0;
 }

@@ -15,7 +15,7 @@ struct dmaio_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct dmaio_op *head, *tail;
-	pid_t pid;
+	unsigned fork_gen;
 	bool stop;
 	unsigned nthreads;
 	pthread_t threads[64];
@@ -69,7 +69,7 @@ static struct dmaio_pool *pool_get(struct dmaio_ctx *ctx)
 
 	pthread_mutex_lock(&ctx->lock);
 	p = ctx->pool;
-	if (p && p->pid != getpid()) {
+	if (p && p->fork_gen != dmaio_fork_generation()) {
 		/* inherited through fork: its threads do not exist here; leave it alone */
 		ctx->pool = p = NULL;
 	}
@@ -78,7 +78,7 @@ static struct dmaio_pool *pool_get(struct dmaio_ctx *ctx)
 		if (p) {
 			pthread_mutex_init(&p->lock, NULL);
 			pthread_cond_init(&p->cond, NULL);
-			p->pid = getpid();
+			p->fork_gen = dmaio_fork_generation();
 			ctx->pool = p;
 		}
 	}
@@ -128,7 +128,7 @@ void dmaio_pool_free(struct dmaio_ctx *ctx)
 	if (!p)
 		return;
 	ctx->pool = NULL;
-	if (p->pid != getpid())
+	if (p->fork_gen != dmaio_fork_generation())
 		return; /* inherited: the threads are the parent's */
 	pthread_mutex_lock(&p->lock);
 	p->stop = true;

@@ -37,7 +37,7 @@ struct reg_slot {
 
 struct dmaio_engine {
 	struct dmaio_ctx *ctx;
-	pid_t pid;
+	unsigned fork_gen;            /* dmaio_fork_generation() of the process that made it */
 	bool has_ring;
 	struct io_uring ring;
 	unsigned depth;
@@ -103,7 +103,7 @@ int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, struc
 	if (!e)
 		return -ENOMEM;
 	e->ctx = ctx;
-	e->pid = getpid();
+	e->fork_gen = dmaio_fork_generation();
 	e->depth = depth;
 	e->efd = e->epfd = -1;
 	e->ops = calloc(depth, sizeof(*e->ops));
@@ -163,7 +163,7 @@ bool dmaio_engine_has_ring(const struct dmaio_engine *e)
 
 bool dmaio_engine_inherited(const struct dmaio_engine *e)
 {
-	return e->pid != getpid();
+	return e->fork_gen != dmaio_fork_generation();
 }
 
 unsigned dmaio_engine_inflight(const struct dmaio_engine *e)

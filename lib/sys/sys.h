@@ -35,6 +35,7 @@ int sys_pwrite_full(int fd, const char *buf, size_t n, uint64_t off, size_t *mov
 /* utilities */
 uint64_t dmaio_now_ns(void);
 long dmaio_page_size(void);
+unsigned dmaio_fork_generation(void); /* changes in a child after fork() */
 uint32_t dmaio_huge_page_size(void);
 uint64_t dmaio_read_sysfs_u64(const char *path, uint64_t dflt);
 void dmaio_log(const struct dmaio_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

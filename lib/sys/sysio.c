@@ -241,6 +241,27 @@ int sys_pwrite_full(int fd, const char *buf, size_t n, uint64_t off, size_t *mov
 }
 
 /* ---- utilities ---------------------------------------------------------------------------- */
+/* Fork generation: bumped in every child, so objects tell that they were made by another
+ * process without a getpid() syscall per call. */
+static unsigned fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_child(void)
+{
+	__atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
+}
+
+static void fork_hook(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+unsigned dmaio_fork_generation(void)
+{
+	pthread_once(&fork_once, fork_hook);
+	return __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+}
+
 uint64_t dmaio_now_ns(void)
 {
 	struct timespec ts;

@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# check-layers.sh LIBDIR
+#
+# The layering of lib/ (LIBDIR/LAYERS): every #include "..." of a file under LIBDIR must name
+# a header of the file's own layer, dmaio-types.h, or a layer of higher rank (lower in the stack).
+# Every directory of LIBDIR must be a layer of LAYERS. Prints each violation; exit 1 if any.
+set -u
+lib=${1:?usage: check-layers.sh LIBDIR}
+layers=$lib/LAYERS
+[ -f "$layers" ] || { echo "FAIL: $layers missing"; exit 1; }
+
+rank_of() { awk -v l="$1" '!/^#/ && NF >= 2 && $2 == l { print $1; exit }' "$layers"; }
+
+bad=0
+for d in "$lib"/*/; do
+	l=$(basename "$d")
+	[ -n "$(rank_of "$l")" ] || { echo "FAIL: lib/$l/ is not a layer of LAYERS"; bad=1; }
+done
+checked=0
+for f in "$lib"/*/*.c "$lib"/*/*.h; do
+	[ -f "$f" ] || continue
+	layer=$(basename "$(dirname "$f")")
+	r=$(rank_of "$layer")
+	[ -n "$r" ] || continue
+	# every quoted include: "x.h" (own layer), "../dmaio-types.h", "../L/x.h"
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		checked=$((checked + 1))
+		case $inc in
+		../dmaio-types.h) continue ;;
+		../*/*)
+			to=$(echo "$inc" | cut -d/ -f2)
+			tr=$(rank_of "$to")
+			if [ -z "$tr" ]; then
+				echo "FAIL: ${f#"$lib"/} includes $inc: $to is not a layer"; bad=1
+			elif [ "$tr" -le "$r" ] && [ "$to" != "$layer" ]; then
+				echo "FAIL: ${f#"$lib"/} ($layer, rank $r) includes $inc ($to, rank $tr): a layer above or beside it"
+				bad=1
+			fi ;;
+		*/*) echo "FAIL: ${f#"$lib"/} includes $inc: not a path this check knows"; bad=1 ;;
+		*) ;; # its own layer
+		esac
+	done
+done
+[ "$checked" -gt 0 ] || { echo "FAIL: no include checked (wrong LIBDIR?)"; exit 1; }
+[ "$bad" = 0 ] && echo "ok: $checked includes of lib/ follow LAYERS"
+exit "$bad"
