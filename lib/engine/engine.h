@@ -67,6 +67,8 @@ unsigned dmaio_engine_inflight(const struct dmaio_engine *e);
 int dmaio_engine_reap(struct dmaio_engine *e, struct dmaio_op **out, unsigned max, int timeout_ms);
 int dmaio_engine_fd(const struct dmaio_engine *e);   /* pollable: finished ops or a kick */
 void dmaio_engine_kick(struct dmaio_engine *e);      /* make the fd readable */
+void dmaio_engine_ack(struct dmaio_engine *e);       /* consume kicks and worker wakeups */
+int dmaio_engine_submit(struct dmaio_engine *e);     /* hand started ring ops to the kernel */
 /* fixed buffers: index covering [base, base + len) of buffer buf_id, registered on first use */
 int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, size_t len);
 void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id); /* every engine of ctx */

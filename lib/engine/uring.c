@@ -46,6 +46,7 @@ struct dmaio_engine {
 	unsigned inflight;            /* ops started and not returned by reap */
 	unsigned on_pool;             /* of which on the worker threads */
 	int efd, epfd;
+	bool efd_armed;               /* efd written and not read since */
 	pthread_mutex_t lock;         /* done list; slots (dmaio_free of another thread) */
 	struct dmaio_op *done_head, *done_tail;
 	bool table;                   /* sparse table registered */
@@ -176,18 +177,22 @@ int dmaio_engine_fd(const struct dmaio_engine *e)
 	return e->epfd;
 }
 
+/* The eventfd is written only when it is not readable already, and read only when written:
+ * no syscall for it in the common case. */
 void dmaio_engine_kick(struct dmaio_engine *e)
 {
 	uint64_t one = 1;
 
-	(void)!write(e->efd, &one, sizeof(one));
+	if (!__atomic_exchange_n(&e->efd_armed, true, __ATOMIC_ACQ_REL))
+		(void)!write(e->efd, &one, sizeof(one));
 }
 
-static void ack(struct dmaio_engine *e)
+void dmaio_engine_ack(struct dmaio_engine *e)
 {
 	uint64_t v;
 
-	(void)!read(e->efd, &v, sizeof(v));
+	if (__atomic_exchange_n(&e->efd_armed, false, __ATOMIC_ACQ_REL))
+		(void)!read(e->efd, &v, sizeof(v));
 }
 
 static void unlink_engine(struct dmaio_engine *e)
@@ -377,7 +382,8 @@ void dmaio_engine_pool_done(struct dmaio_op *op)
 		e->done_head = op;
 	e->done_tail = op;
 	pthread_mutex_unlock(&e->lock);
-	(void)!write(e->efd, &one, sizeof(one));
+	if (!__atomic_exchange_n(&e->efd_armed, true, __ATOMIC_ACQ_REL))
+		(void)!write(e->efd, &one, sizeof(one));
 }
 
 static int flush(struct dmaio_engine *e)
@@ -391,6 +397,11 @@ static int flush(struct dmaio_engine *e)
 		return 0; /* busy: completions first, then again */
 	e->broken = true;
 	return r;
+}
+
+int dmaio_engine_submit(struct dmaio_engine *e)
+{
+	return flush(e);
 }
 
 static unsigned collect(struct dmaio_engine *e, struct dmaio_op **out, unsigned max)
@@ -469,7 +480,7 @@ int dmaio_engine_reap(struct dmaio_engine *e, struct dmaio_op **out, unsigned ma
 			r = epoll_wait(e->epfd, ev, 2, wait_ms);
 			if (r < 0 && errno != EINTR)
 				return neg_errno();
-			ack(e);
+			dmaio_engine_ack(e);
 		}
 	}
 }

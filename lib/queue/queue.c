@@ -372,16 +372,16 @@ static int collect(struct dmaio_q *q, int timeout_ms)
 	return n;
 }
 
+/* One round, bounded (never until quiet: dmaio_submit must not wait for I/O): start ops, take
+ * what has finished, start ops in the room it left, submit. */
 void dmaio_q_kick(struct dmaio_q *q)
 {
-	int n;
-
-	do {
-		pump(q);
-		n = collect(q, 0);
-	} while (n > 0);
 	pump(q);
-	collect(q, 0); /* submits what the last pump started */
+	if (collect(q, 0) > 0)
+		pump(q);
+	dmaio_engine_submit(q->e);
+	if (q->ready && q->cap)
+		dmaio_engine_kick(q->e); /* completions wait: the fd polls readable */
 }
 
 void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
@@ -418,6 +418,8 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 	uint64_t deadline = timeout_ms > 0 ? dmaio_now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
 	unsigned n = 0;
 
+	if (q->cap)
+		dmaio_engine_ack(q->e); /* readiness is recomputed below */
 	for (;;) {
 		int wait_ms, k;
 
@@ -449,7 +451,7 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 		if (k < 0)
 			return k;
 	}
-	if (q->ready)
+	if (q->ready && q->cap)
 		dmaio_engine_kick(q->e); /* completions still wait: keep the fd readable */
 	if (!n && min && timeout_ms)
 		return -ETIME;
