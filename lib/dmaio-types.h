@@ -93,6 +93,7 @@ struct dmaio_file {
 	int fd;                    /* the library's descriptor (a dup, or the caller's for one call) */
 	bool fd_owned;
 	int accmode;               /* O_RDONLY/O_WRONLY/O_RDWR */
+	int sync_flags;            /* O_SYNC / O_DSYNC of the caller's fd */
 	bool append;               /* O_APPEND: no writes */
 	bool caller_direct;        /* fd has O_DIRECT */
 	bool is_blk;

@@ -103,6 +103,7 @@ int dmaio_file_probe(struct dmaio_ctx *ctx, int fd, bool own, struct dmaio_file 
 	}
 	f->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
 	f->accmode = fl & O_ACCMODE;
+	f->sync_flags = fl & (O_SYNC | O_DSYNC); /* the caller's durability, kept by the reopens */
 	f->append = fl & O_APPEND;
 	f->caller_direct = fl & O_DIRECT;
 	f->is_blk = S_ISBLK(st.st_mode);
@@ -126,7 +127,7 @@ int dmaio_file_probe(struct dmaio_ctx *ctx, int fd, bool own, struct dmaio_file 
 	if (f->caller_direct) {
 		f->dfd = f->fd;
 	} else {
-		r = reopen(f->fd, f->accmode, O_DIRECT);
+		r = reopen(f->fd, f->accmode, O_DIRECT | f->sync_flags);
 		if (r < 0) {
 			/* EINVAL: the filesystem has no O_DIRECT; ENOENT: no /proc; EMFILE...:
 			 * the page-cache paths still serve */
@@ -144,7 +145,7 @@ int dmaio_file_probe(struct dmaio_ctx *ctx, int fd, bool own, struct dmaio_file 
 	if (!f->caller_direct) {
 		f->bfd = f->fd;
 	} else {
-		r = reopen(f->fd, f->accmode, 0);
+		r = reopen(f->fd, f->accmode, f->sync_flags);
 		if (r < 0) {
 			dmaio_file_release(f);
 			return r;
