@@ -9,6 +9,8 @@
 set -u
 lib=${1:?usage: check-layers.sh LIBDIR}
 layers=$lib/LAYERS
+# the test VM runs the build without the source tree: nothing to check there
+[ -d "$lib" ] || { echo "SKIP: $lib not here (a copied build)"; exit 77; }
 [ -f "$layers" ] || { echo "FAIL: $layers missing"; exit 1; }
 
 rank_of() { awk -v l="$1" '!/^#/ && NF >= 2 && $2 == l { print $1; exit }' "$layers"; }

@@ -46,7 +46,7 @@ struct dmaio_engine {
 	unsigned inflight;            /* ops started and not returned by reap */
 	unsigned on_pool;             /* of which on the worker threads */
 	int efd, epfd;
-	bool efd_armed;               /* efd written and not read since */
+	bool kicked;                  /* the owner wrote the eventfd and has not read it since */
 	pthread_mutex_t lock;         /* done list; slots (dmaio_free of another thread) */
 	struct dmaio_op *done_head, *done_tail;
 	bool table;                   /* sparse table registered */
@@ -177,22 +177,25 @@ int dmaio_engine_fd(const struct dmaio_engine *e)
 	return e->epfd;
 }
 
-/* The eventfd is written only when it is not readable already, and read only when written:
- * no syscall for it in the common case. */
+/* The owner's kicks write the eventfd only when its last kick has not been consumed yet (the
+ * owner thread alone kicks and acks); worker threads write it for every op they finish, after
+ * the op is on the done list, so a consumed wakeup never hides an op. */
 void dmaio_engine_kick(struct dmaio_engine *e)
 {
 	uint64_t one = 1;
 
-	if (!__atomic_exchange_n(&e->efd_armed, true, __ATOMIC_ACQ_REL))
+	if (!e->kicked) {
+		e->kicked = true;
 		(void)!write(e->efd, &one, sizeof(one));
+	}
 }
 
 void dmaio_engine_ack(struct dmaio_engine *e)
 {
 	uint64_t v;
 
-	if (__atomic_exchange_n(&e->efd_armed, false, __ATOMIC_ACQ_REL))
-		(void)!read(e->efd, &v, sizeof(v));
+	e->kicked = false;
+	(void)!read(e->efd, &v, sizeof(v));
 }
 
 static void unlink_engine(struct dmaio_engine *e)
@@ -374,16 +377,17 @@ void dmaio_engine_pool_done(struct dmaio_op *op)
 	struct dmaio_engine *e = op->e;
 	uint64_t one = 1;
 
+	/* under the lock, the op first and then the wakeup: the owner pops ops under this lock,
+	 * so it cannot free the engine (and close the eventfd) before this thread lets go */
 	pthread_mutex_lock(&e->lock);
 	op->next = NULL;
 	if (e->done_tail)
 		e->done_tail->next = op;
 	else
-		e->done_head = op;
+		__atomic_store_n(&e->done_head, op, __ATOMIC_RELEASE); /* peeked without the lock */
 	e->done_tail = op;
+	(void)!write(e->efd, &one, sizeof(one));
 	pthread_mutex_unlock(&e->lock);
-	if (!__atomic_exchange_n(&e->efd_armed, true, __ATOMIC_ACQ_REL))
-		(void)!write(e->efd, &one, sizeof(one));
 }
 
 static int flush(struct dmaio_engine *e)
@@ -421,12 +425,12 @@ static unsigned collect(struct dmaio_engine *e, struct dmaio_op **out, unsigned 
 		e->inflight--;
 		out[n++] = op;
 	}
-	if (n < max && __atomic_load_n(&e->done_head, __ATOMIC_RELAXED)) {
+	if (n < max && __atomic_load_n(&e->done_head, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&e->lock);
 		while (n < max && e->done_head) {
 			struct dmaio_op *op = e->done_head;
 
-			e->done_head = op->next;
+			__atomic_store_n(&e->done_head, op->next, __ATOMIC_RELAXED);
 			if (!e->done_head)
 				e->done_tail = NULL;
 			e->inflight--;
