@@ -4,9 +4,10 @@
  * (O_DIRECT io_uring into plain memory, buffered read() into plain memory, and the naive buffered
  * read() into the dma-buf mapping), allocation time per provider against the raw kernel loops, and
  * the time to map and touch a large buffer. Cases are interleaved round-robin over the runs and
- * medians reported, so drift on a noisy machine cancels.
+ * medians reported, so drift on a noisy machine cancels. The workloads of the asynchronous API
+ * (--tests ranges,files,frames) are in workloads-queue.c; bench.h is what the two share.
  */
-#include <dmaio.h>
+#include "bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,16 +36,8 @@
 
 extern char **environ;
 
-#define PROG "dmaio-bench"
-#define KIB ((uint64_t)1 << 10)
-#define MIB ((uint64_t)1 << 20)
-#define GIB ((uint64_t)1 << 30)
-#define MAX_SIZES 16
 #define MAX_METHODS 32
-#define MAX_LBUFS 4   /* --heap A,B,...: library buffers measured side by side */
-#define MAX_RUNS 101
 #define MAX_PROVS 24
-#define URING_PIECE GIB /* io_uring refuses registered buffers over 1 GiB */
 
 /* DRM uAPI (drm.h, drm_mode.h): the few ioctls of the raw DRM allocation loop */
 struct bench_drm_create_dumb {
@@ -66,8 +59,6 @@ struct bench_drm_gem_close {
 /* ------------------------------------------------------------------------------------------- */
 /* options and state */
 
-enum { DIR_READ, DIR_WRITE, NDIRS };
-enum { MODE_COLD, MODE_WARM, NMODES };
 static const char *dir_name[NDIRS] = { "read", "write" };
 static const char *mode_name[NMODES] = { "cold", "warm" };
 
@@ -92,33 +83,7 @@ struct result {
 	int err;
 };
 
-struct opts {
-	uint64_t sizes[MAX_SIZES];
-	int nsizes;
-	bool dirs[NDIRS];
-	bool modes[NMODES];
-	bool paths[DMAIO_PATH_COUNT]; /* --path: which library paths (auto included) */
-	bool paths_given;
-	bool test_io, test_alloc, test_mmap;
-	int runs;
-	const char *heaps[MAX_LBUFS]; /* --heap: providers of the library buffers (NULL: default) */
-	int nheaps;
-	const char *dir;
-	const char *csv;
-	const char *plot;
-	uint64_t chunk;         /* O_DIRECT io_uring baseline request size */
-	unsigned qd;            /* and queue depth */
-	bool drop_caches;
-	bool verify;
-	bool keep;
-	bool quick;
-	bool fresh;             /* new buffers before every run */
-	int alloc_count;
-	uint64_t alloc_size;
-	uint64_t mmap_size;
-};
-
-static struct opts o = {
+struct opts o = {
 	.runs = 5,
 	.chunk = 4 * MIB,
 	.qd = 8,
@@ -151,7 +116,7 @@ static struct io_uring ring;
 static bool ring_ok, ring_fixed;
 static char ring_note[256];
 static uint64_t file_size;
-static bool is_root;
+bool is_root;
 static bool drop_caches_failed;
 static int cold_warned;
 
@@ -168,8 +133,7 @@ static struct result *res_at(int s, int d, int m, int k)
 static char *notes[128];
 static int nnotes;
 
-__attribute__((format(printf, 1, 2)))
-static void note(const char *fmt, ...)
+void note(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -193,8 +157,7 @@ static void note(const char *fmt, ...)
 		free(s);
 }
 
-__attribute__((format(printf, 1, 2), noreturn))
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -205,6 +168,7 @@ static void die(const char *fmt, ...)
 	fputc('\n', stderr);
 	if (test_created && !o.keep)
 		unlink(test_path);
+	wl_unlink_files();
 	exit(1);
 }
 
@@ -212,6 +176,7 @@ static void on_signal(int sig)
 {
 	if (test_created && !o.keep)
 		unlink(test_path);
+	wl_unlink_files();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -219,7 +184,7 @@ static void on_signal(int sig)
 /* ------------------------------------------------------------------------------------------- */
 /* helpers */
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -227,7 +192,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static double cpu_now(void)
+double cpu_now(void)
 {
 	struct rusage ru;
 
@@ -238,7 +203,7 @@ static double cpu_now(void)
 
 /* A progress line only on an interactive terminal: not on a serial or system console, which is
  * usually a log (a VM's output captured by its host). */
-static bool interactive(int fd)
+bool interactive(int fd)
 {
 	const char *t;
 
@@ -248,7 +213,7 @@ static bool interactive(int fd)
 	return !t || (strcmp(t, "/dev/console") && strncmp(t, "/dev/ttyS", 9));
 }
 
-static const char *errname(int err)
+const char *errname(int err)
 {
 	static char buf[4][24];
 	static int slot;
@@ -264,7 +229,7 @@ static const char *errname(int err)
 	return buf[slot];
 }
 
-static void size_str(char *out, size_t len, uint64_t v)
+void size_str(char *out, size_t len, uint64_t v)
 {
 	if (v >= GIB && v % GIB == 0)
 		snprintf(out, len, "%" PRIu64 "G", v / GIB);
@@ -276,7 +241,7 @@ static void size_str(char *out, size_t len, uint64_t v)
 		snprintf(out, len, "%" PRIu64, v);
 }
 
-static int parse_size(const char *s, uint64_t *out)
+int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -310,7 +275,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(const double *v, int n)
+double median(const double *v, int n)
 {
 	double tmp[MAX_RUNS];
 
@@ -321,7 +286,7 @@ static double median(const double *v, int n)
 	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
-static double vmin(const double *v, int n)
+double vmin(const double *v, int n)
 {
 	double m = INFINITY;
 	int i;
@@ -332,7 +297,7 @@ static double vmin(const double *v, int n)
 	return n ? m : NAN;
 }
 
-static double vmax(const double *v, int n)
+double vmax(const double *v, int n)
 {
 	double m = -INFINITY;
 	int i;
@@ -343,7 +308,7 @@ static double vmax(const double *v, int n)
 	return n ? m : NAN;
 }
 
-static uint64_t mem_available(void)
+uint64_t mem_available(void)
 {
 	FILE *f = fopen("/proc/meminfo", "re");
 	char line[256];
@@ -358,12 +323,7 @@ static uint64_t mem_available(void)
 	return (uint64_t)kb * KIB;
 }
 
-static inline uint64_t pattern_word(uint64_t off)
-{
-	return off | (0xD3A1ull << 48);
-}
-
-static void fill_pattern(void *p, uint64_t file_off, size_t len)
+void fill_pattern(void *p, uint64_t file_off, size_t len)
 {
 	uint64_t *w = p;
 	size_t i;
@@ -373,7 +333,7 @@ static void fill_pattern(void *p, uint64_t file_off, size_t len)
 }
 
 /* -1 when p holds the pattern of [file_off, file_off + len), else the first bad offset */
-static int64_t check_pattern(const void *p, uint64_t file_off, size_t len)
+int64_t check_pattern(const void *p, uint64_t file_off, size_t len)
 {
 	const uint64_t *w = p;
 	size_t i;
@@ -384,7 +344,7 @@ static int64_t check_pattern(const void *p, uint64_t file_off, size_t len)
 	return -1;
 }
 
-static ssize_t full_pread(int fd, void *p, size_t len, uint64_t off)
+ssize_t full_pread(int fd, void *p, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
@@ -402,7 +362,7 @@ static ssize_t full_pread(int fd, void *p, size_t len, uint64_t off)
 	return (ssize_t)done;
 }
 
-static ssize_t full_pwrite(int fd, const void *p, size_t len, uint64_t off)
+ssize_t full_pwrite(int fd, const void *p, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
@@ -421,13 +381,13 @@ static ssize_t full_pwrite(int fd, const void *p, size_t len, uint64_t off)
 /* ------------------------------------------------------------------------------------------- */
 /* cache state */
 
-static double resident_fraction(uint64_t len)
+static double resident_fraction(int fd, uint64_t len)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (len + page - 1) / page, i, res = 0;
 	unsigned char *vec;
 	void *m;
 
-	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd_buf, 0);
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return -1;
 	vec = malloc(n);
@@ -443,12 +403,15 @@ static double resident_fraction(uint64_t len)
 	return (double)res / (double)n;
 }
 
-static void make_cold(uint64_t len)
+void make_cold_fds(const int *fds, const uint64_t *lens, int n)
 {
 	double frac;
+	int i;
 
-	fsync(fd_buf);
-	posix_fadvise(fd_buf, 0, 0, POSIX_FADV_DONTNEED);
+	for (i = 0; i < n; i++) {
+		fsync(fds[i]);
+		posix_fadvise(fds[i], 0, 0, POSIX_FADV_DONTNEED);
+	}
 	if (o.drop_caches && is_root && !drop_caches_failed) {
 		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
 
@@ -460,9 +423,16 @@ static void make_cold(uint64_t len)
 		if (fd >= 0)
 			close(fd);
 	}
-	frac = resident_fraction(len);
-	if (frac > 0.02 && cold_warned++ < 3)
-		note("cold: %.0f%% of the range stayed in the page cache after dropping it", frac * 100);
+	for (i = 0; i < n; i++) {
+		frac = resident_fraction(fds[i], lens[i]);
+		if (frac > 0.02 && cold_warned++ < 3)
+			note("cold: %.0f%% of the range stayed in the page cache after dropping it", frac * 100);
+	}
+}
+
+static void make_cold(uint64_t len)
+{
+	make_cold_fds(&fd_buf, &len, 1);
 }
 
 static void make_warm(uint64_t len)
@@ -884,12 +854,12 @@ static char *alloc_shm(uint64_t size)
 	return p;
 }
 
-static const char *heap_desc(int i)
+const char *heap_desc(int i)
 {
 	return o.heaps[i] ? o.heaps[i] : "the default provider";
 }
 
-static int alloc_dbuf(int i, size_t len, struct dmaio_buf **b, void **map)
+int alloc_dbuf(int i, size_t len, struct dmaio_buf **b, void **map)
 {
 	int ret = dmaio_alloc(NULL, o.heaps[i], len, o.heaps[i] ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, b);
 
@@ -1689,7 +1659,7 @@ static const char *providers_str(void)
 	return buf;
 }
 
-static void fmt_ratio(char *out, size_t len, double a, double b)
+void fmt_ratio(char *out, size_t len, double a, double b)
 {
 	if (isnan(a) || isnan(b) || b <= 0)
 		snprintf(out, len, "-");
@@ -1741,7 +1711,7 @@ static void print_io(FILE *csv)
 					       vmin(r->mbps, r->n), vmax(r->mbps, r->n), cpu, rd, rb, rn,
 					       r->fallbacks ? " (fallbacks)" : "");
 					if (csv)
-						fprintf(csv, "io,%s,%" PRIu64 ",%s,%s,%s,%s,%d,%.1f,%.1f,%.1f,%.4f,%s,%s,%s,,,,,\n",
+						fprintf(csv, "io,%s,%" PRIu64 ",%s,%s,%s,%s,%d,%.1f,%.1f,%.1f,%.4f,%s,%s,%s,,,,\n",
 							dmaio_buf_provider(lbufs[m->buf].b), o.sizes[s], dir_name[d], mode_name[md],
 							m->name, used_path(m, r), r->n, mb, vmin(r->mbps, r->n),
 							vmax(r->mbps, r->n), cpu, rd, rb, rn);
@@ -2076,7 +2046,7 @@ static void usage(FILE *out)
 		"  --modes LIST      cold,warm (default both); cold = fsync + POSIX_FADV_DONTNEED, and\n"
 		"                    `echo 1 > /proc/sys/vm/drop_caches` when root\n"
 		"  --runs N          interleaved repetitions, medians reported (default 5)\n"
-		"  --tests LIST      io,alloc,mmap (default all)\n"
+		"  --tests LIST      io,alloc,mmap,ranges,files,frames (default io,alloc,mmap)\n"
 		"  --alloc N[xSIZE]  allocation test: N buffers of SIZE (default 32x32M)\n"
 		"  --mmap-size SIZE  map+touch test size (default 512M)\n"
 		"  --chunk SIZE      request size of the O_DIRECT io_uring baseline (default 4M)\n"
@@ -2095,6 +2065,7 @@ static void usage(FILE *out)
 		"\n"
 		"MB/s are 10^6 bytes/s. CPU is user+sys of the process (getrusage RUSAGE_SELF, io_uring\n"
 		"workers included) per GiB moved. Write times include a final fdatasync().\n");
+	wl_usage(out);
 }
 
 static bool parse_list(char *arg, const char *const *names, int n, bool *out)
@@ -2140,16 +2111,27 @@ int main(int argc, char **argv)
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "same-buffers", no_argument, NULL, OPT_SAME },
 		{ "help", no_argument, NULL, 'h' },
+		WL_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const test_names[] = { "io", "alloc", "mmap" };
-	bool tests[3] = { true, true, true }, sizes_given = false, runs_given = false;
+	static const char *const test_names[] = { "io", "alloc", "mmap", "ranges", "files", "frames" };
+	bool tests[6] = { true, true, true, false, false, false }, sizes_given = false, runs_given = false;
+	char cmdline[4096];
+	size_t cl = 0;
 	struct sigaction sa = { 0 };
 	FILE *csv = NULL;
 	char *end, *tok, *save;
 	int c, i;
 	long v;
 
+	/* the command line, before getopt permutes argv and strtok_r cuts its strings */
+	cmdline[0] = '\0';
+	for (i = 0; i < argc && cl < sizeof(cmdline) - 8; i++) {
+		bool plain_arg = argv[i][0] && !argv[i][strcspn(argv[i], " \t\n'\"\\$`*?[]{}()<>|&;#~!")];
+
+		cl += (size_t)snprintf(cmdline + cl, sizeof(cmdline) - cl, plain_arg ? "%s%s" : "%s'%s'",
+				       i ? " " : "", argv[i]);
+	}
 	o.dirs[DIR_READ] = o.dirs[DIR_WRITE] = true;
 	o.modes[MODE_COLD] = o.modes[MODE_WARM] = true;
 	o.dir = ".";
@@ -2213,8 +2195,8 @@ int main(int argc, char **argv)
 			runs_given = true;
 			break;
 		case OPT_TESTS:
-			if (!parse_list(optarg, test_names, 3, tests)) {
-				fprintf(stderr, PROG ": --tests takes io,alloc,mmap\n");
+			if (!parse_list(optarg, test_names, 6, tests)) {
+				fprintf(stderr, PROG ": --tests takes io,alloc,mmap,ranges,files,frames\n");
 				return 2;
 			}
 			break;
@@ -2276,6 +2258,11 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
+			if (c >= WL_OPT_BASE && c < WL_OPT_BASE + WL_NOPTS) {
+				if (wl_option(c - WL_OPT_BASE, optarg) < 0)
+					return 2;
+				break;
+			}
 			usage(stderr);
 			return 2;
 		}
@@ -2298,6 +2285,9 @@ int main(int argc, char **argv)
 	o.test_io = tests[0];
 	o.test_alloc = tests[1];
 	o.test_mmap = tests[2];
+	wlo.test_ranges = tests[3];
+	wlo.test_files = tests[4];
+	wlo.test_frames = tests[5];
 	is_root = geteuid() == 0;
 
 	sa.sa_handler = on_signal;
@@ -2318,6 +2308,8 @@ int main(int argc, char **argv)
 	list_providers();
 	if (o.test_io)
 		setup_io();
+	if (wl_enabled())
+		wl_setup();
 
 	/* header */
 	{
@@ -2330,6 +2322,7 @@ int main(int argc, char **argv)
 			size_str(sz, sizeof(sz), o.sizes[i]);
 			l += (size_t)snprintf(sizes + l, sizeof(sizes) - l, "%s%s", i ? "," : "", sz);
 		}
+		printf("# %s\n", cmdline);
 		printf("# dmaio-bench (libdmaio %d.%d.%d), %d interleaved runs, medians\n", DMAIO_VERSION_MAJOR,
 		       DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO, o.runs);
 		if (o.test_io) {
@@ -2370,6 +2363,8 @@ int main(int argc, char **argv)
 					printf("# %-18s SKIPPED: %s\n", methods[i].name,
 					       methods[i].note[0][0] ? methods[i].note[0] : methods[i].note[1]);
 		}
+		if (wl_enabled())
+			wl_print_header();
 		fflush(stdout);
 	}
 
@@ -2379,6 +2374,8 @@ int main(int argc, char **argv)
 		run_alloc();
 	if (o.test_mmap)
 		run_mmap();
+	if (wl_enabled())
+		wl_run();
 
 	if (o.test_io)
 		print_io(csv);
@@ -2386,7 +2383,10 @@ int main(int argc, char **argv)
 		print_alloc(csv);
 	if (o.test_mmap)
 		print_mmap(csv);
-	print_targets();
+	if (wl_enabled())
+		wl_print(csv);
+	if (o.test_io || o.test_alloc || o.test_mmap)
+		print_targets();
 	if (nnotes) {
 		printf("\nnotes:\n");
 		for (i = 0; i < nnotes; i++)
@@ -2411,6 +2411,7 @@ int main(int argc, char **argv)
 		close(fd_buf);
 	if (test_created && !o.keep)
 		unlink(test_path);
+	wl_cleanup();
 	free(plain);
 	if (shm)
 		munmap(shm, plain_size);
