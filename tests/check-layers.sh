@@ -9,8 +9,11 @@
 set -u
 lib=${1:?usage: check-layers.sh LIBDIR}
 layers=$lib/LAYERS
-# the test VM runs the build without the source tree: nothing to check there
-[ -d "$lib" ] || { echo "SKIP: $lib not here (a copied build)"; exit 77; }
+# the test VM runs the build with only parts of the source tree: a static check, done on the host
+if [ "${DMAIO_TEST_VM:-0}" = 1 ] || [ ! -d "$lib" ]; then
+	echo "SKIP: the source tree is not here (test VM)"
+	exit 77
+fi
 [ -f "$layers" ] || { echo "FAIL: $layers missing"; exit 1; }
 
 rank_of() { awk -v l="$1" '!/^#/ && NF >= 2 && $2 == l { print $1; exit }' "$layers"; }
