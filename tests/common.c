@@ -210,6 +210,24 @@ int test_expected_kind(const char *heap)
 	return DMAIO_BUF_HEAP;
 }
 
+bool test_path_mandatory(int kind, int path)
+{
+	if (path == DMAIO_PATH_AUTO)
+		return true;
+	switch (kind) {
+	case DMAIO_BUF_MEMFD:
+	case DMAIO_BUF_UDMABUF:
+		return path == DMAIO_PATH_UDMABUF_DIRECT || path == DMAIO_PATH_BOUNCE_DIRECT ||
+		       path == DMAIO_PATH_BUFFERED || path == DMAIO_PATH_SENDFILE;
+	case DMAIO_BUF_UDMABUF_HUGE:
+		/* hugetlbfs takes no splice/sendfile writes: no sendfile into the buffer */
+		return path == DMAIO_PATH_UDMABUF_DIRECT || path == DMAIO_PATH_BOUNCE_DIRECT ||
+		       path == DMAIO_PATH_BUFFERED;
+	default:
+		return path == DMAIO_PATH_BOUNCE_DIRECT || path == DMAIO_PATH_BUFFERED;
+	}
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Pattern */
 

@@ -65,6 +65,13 @@ const char *test_errname(long neg_err);
 /* Expected dmaio_buf_kind() for a heap name as given to dmaio_alloc(). */
 int test_expected_kind(const char *heap_name);
 
+/*
+ * True when path @path must serve every read and write of a buffer of kind @kind (a
+ * ::dmaio_buf_kind) against a regular file: DMAIO_PATH_AUTO always; with
+ * DMAIO_RW_NO_FALLBACK any other path may answer -EOPNOTSUPP.
+ */
+bool test_path_mandatory(int kind, int path);
+
 /* ------------------------------------------------------------------------------------------ */
 /* The position-encoded pattern */
 

@@ -47,20 +47,7 @@ static const int paths[] = {
 /* Paths that must serve every case for the buffer kind under test. */
 static bool mandatory(int path)
 {
-	if (path == DMAIO_PATH_AUTO)
-		return true;
-	switch (kind) {
-	case DMAIO_BUF_MEMFD:
-	case DMAIO_BUF_UDMABUF:
-		return path == DMAIO_PATH_UDMABUF_DIRECT || path == DMAIO_PATH_BOUNCE_DIRECT ||
-		       path == DMAIO_PATH_BUFFERED || path == DMAIO_PATH_SENDFILE;
-	case DMAIO_BUF_UDMABUF_HUGE:
-		/* hugetlbfs takes no splice/sendfile writes: no sendfile into the buffer */
-		return path == DMAIO_PATH_UDMABUF_DIRECT || path == DMAIO_PATH_BOUNCE_DIRECT ||
-		       path == DMAIO_PATH_BUFFERED;
-	default:
-		return path == DMAIO_PATH_BOUNCE_DIRECT || path == DMAIO_PATH_BUFFERED;
-	}
+	return test_path_mandatory(kind, path);
 }
 
 static unsigned path_flags(int path)

@@ -453,8 +453,8 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 	}
 	if (q->ready && q->cap)
 		dmaio_engine_kick(q->e); /* completions still wait: keep the fd readable */
-	if (!n && min && timeout_ms)
-		return -ETIME;
+	if (!n && min)
+		return -ETIME; /* timed out, or nothing in the queue to wait for */
 	return (int)n;
 }
 
