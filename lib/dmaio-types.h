@@ -53,6 +53,8 @@ struct dmaio_ctx {
 	bool heaps_listed;
 	struct dmaio_heap *heaps;
 	int nheaps;
+	uint64_t mem_total;        /* MemTotal, bytes (0: unknown) */
+	uint64_t cma_total;        /* CmaTotal, bytes (0: no CMA area, or unknown) */
 	int udmabuf_fd;            /* cached /dev/udmabuf, -1 */
 	int drm_fd;                /* cached DRM node, -1 */
 	int uring_dmabuf;          /* DMAIO_CAP_* learned at run time */

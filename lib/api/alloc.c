@@ -81,6 +81,34 @@ static void probe_for(struct dmaio_ctx *c, const struct dmaio_provider *p)
 	pthread_mutex_unlock(&c->lock);
 }
 
+static bool is_cma_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cma_names); i++)
+		if (!strcmp(name, cma_names[i]))
+			return true;
+	return false;
+}
+
+/* Sizes that cannot fit are refused before the kernel is asked: a 6.12 system heap allocates
+ * page by page until the OOM killer fires, and dma-buf pages are in no process's RSS, so it may
+ * kill another process. More than the machine's memory: -ENOMEM; more than the CMA area, for
+ * the CMA heaps: -ENOMEM too (udmabuf's own limit gives -EFBIG in its provider). */
+static int fits(struct dmaio_ctx *c, const struct dmaio_provider *p, const char *name, size_t size)
+{
+	if (c->mem_total && size > c->mem_total) {
+		DBG(c, "alloc %zu bytes from %s: more than the machine's memory (%llu MiB)", size, name,
+		    (unsigned long long)(c->mem_total >> 20));
+		return -ENOMEM;
+	}
+	if (p == &dmaio_provider_heap && is_cma_name(name) && size > c->cma_total) {
+		DBG(c, "alloc %zu bytes from %s: more than the CMA area (CmaTotal %llu MiB); boot with "
+		    "a larger cma= or pick another heap", size, name,
+		    (unsigned long long)(c->cma_total >> 20));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, const char *name,
 			size_t size, struct dmaio_buf **out)
 {
@@ -88,6 +116,9 @@ static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, con
 	int r;
 
 	probe_for(c, p);
+	r = fits(c, p, name, size);
+	if (r)
+		return r;
 	r = new_buf(c, name, p->kind, &b);
 
 	if (r)

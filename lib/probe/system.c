@@ -163,6 +163,24 @@ static void probe_udmabuf(struct dmaio_ctx *ctx, struct dmaio_sys_info *s)
 		(uint32_t)dmaio_read_sysfs_u64("/sys/module/udmabuf/parameters/list_limit", 0);
 }
 
+/* MemTotal and CmaTotal of /proc/meminfo, in bytes (0 when absent). */
+static void probe_memory(struct dmaio_ctx *ctx)
+{
+	char line[128];
+	unsigned long long kb;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			ctx->mem_total = (uint64_t)kb << 10;
+		else if (sscanf(line, "CmaTotal: %llu kB", &kb) == 1)
+			ctx->cma_total = (uint64_t)kb << 10;
+	}
+	fclose(f);
+}
+
 /* What every allocation and transfer needs, cheap: no allocation from any heap. */
 void dmaio_probe_base_locked(struct dmaio_ctx *ctx)
 {
@@ -174,6 +192,7 @@ void dmaio_probe_base_locked(struct dmaio_ctx *ctx)
 	memset(s, 0, sizeof(*s));
 	s->page_size = (uint32_t)dmaio_page_size();
 	s->nheaps = list_heaps_locked(ctx);
+	probe_memory(ctx);
 	probe_udmabuf(ctx, s);
 	s->io_uring_disabled =
 		(int32_t)dmaio_read_sysfs_u64("/proc/sys/kernel/io_uring_disabled", (uint64_t)-1);
