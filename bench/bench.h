@@ -106,13 +106,14 @@ struct wl_opts {
 	unsigned ring;                  /* --ring */
 	unsigned depth;                 /* --depth: baseline requests in flight and queue depth */
 	uint64_t seed;                  /* --seed */
+	bool base_memfd;                /* --base-mem memfd: the baseline reads into memfd memory */
 };
 
 extern struct wl_opts wlo;
 
 /* the long options of the workloads; main() gives them the ids WL_OPT_BASE + WL_OPT_* */
 enum { WL_OPT_RANGES, WL_OPT_RANGES_FILE, WL_OPT_FILES, WL_OPT_FRAME_SIZE, WL_OPT_FPS, WL_OPT_FRAMES,
-       WL_OPT_RING, WL_OPT_DEPTH, WL_OPT_SEED, WL_NOPTS };
+       WL_OPT_RING, WL_OPT_DEPTH, WL_OPT_SEED, WL_OPT_BASE_MEM, WL_NOPTS };
 #define WL_OPT_BASE 512
 #define WL_LONG_OPTIONS                                                                   \
 	{ "ranges", required_argument, NULL, WL_OPT_BASE + WL_OPT_RANGES },               \
@@ -123,7 +124,8 @@ enum { WL_OPT_RANGES, WL_OPT_RANGES_FILE, WL_OPT_FILES, WL_OPT_FRAME_SIZE, WL_OP
 	{ "frames", required_argument, NULL, WL_OPT_BASE + WL_OPT_FRAMES },               \
 	{ "ring", required_argument, NULL, WL_OPT_BASE + WL_OPT_RING },                   \
 	{ "depth", required_argument, NULL, WL_OPT_BASE + WL_OPT_DEPTH },                 \
-	{ "seed", required_argument, NULL, WL_OPT_BASE + WL_OPT_SEED }
+	{ "seed", required_argument, NULL, WL_OPT_BASE + WL_OPT_SEED },                   \
+	{ "base-mem", required_argument, NULL, WL_OPT_BASE + WL_OPT_BASE_MEM }
 
 /* parse option WL_OPT_* with its argument: 0, or -EINVAL after printing why to stderr */
 int wl_option(int id, char *arg);

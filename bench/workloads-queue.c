@@ -295,6 +295,13 @@ int wl_option(int id, char *arg)
 		}
 		wlo.seed = v;
 		return 0;
+	case WL_OPT_BASE_MEM:
+		if (strcmp(arg, "anon") && strcmp(arg, "memfd")) {
+			fprintf(stderr, PROG ": --base-mem takes anon or memfd\n");
+			return -EINVAL;
+		}
+		wlo.base_memfd = !strcmp(arg, "memfd");
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -318,6 +325,8 @@ void wl_usage(FILE *out)
 		"  --ring K          capture buffers (default 4): a frame whose buffer is still in flight\n"
 		"                    when the ring wraps is dropped\n"
 		"  --seed N          of the random ranges (default 1)\n"
+		"  --base-mem M      the baseline's memory: anon (default; may get THP) or memfd (shmem, the\n"
+		"                    memory behind a udmabuf or memfd buffer)\n"
 		"CSV rows: ranges/files: size_bytes = range/file size, x_uring_direct = x the baseline, ms_* =\n"
 		"wall ms of the variant, count = ranges/files. frames: mode = <fps>fps, x_buffered = x base:write\n"
 		"MB/s, ms_* = CPU ms per frame, count = frames dropped (all runs); frames-latency: mode =\n"
@@ -348,8 +357,18 @@ static void *xcalloc(size_t n, size_t size)
 
 static char *anon_alloc(uint64_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p;
 
+	if (wlo.base_memfd) {
+		int fd = memfd_create("dmaio-bench-base", MFD_CLOEXEC);
+
+		if (fd < 0 || ftruncate(fd, (off_t)size) || fallocate(fd, 0, 0, (off_t)size))
+			die("memfd of %" PRIu64 " MiB: %s", size / MIB, strerror(errno));
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+	} else {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
 	if (p == MAP_FAILED)
 		die("mmap %" PRIu64 " MiB of anonymous memory: %s", size / MIB, strerror(errno));
 	memset(p, 0, size);
@@ -1561,10 +1580,10 @@ void wl_print_header(void)
 			       lb[s].b ? dmaio_buf_provider(lb[s].b) : heap_desc(s),
 			       lb[s].b && dmaio_buf_kind(lb[s].b) == DMAIO_BUF_MEMFD ? "a memfd, not a dma-buf" : "dma-buf");
 		printf("# base:uring-direct = O_DIRECT io_uring, %s, requests of at most %s, %u in flight, into "
-		       "anonymous memory; lib:sync = dmaio_read_file per range; lib:file = dmaio_file_read per range "
+		       "%s; lib:sync = dmaio_read_file per range; lib:file = dmaio_file_read per range "
 		       "(files registered once, outside the timing); lib:queue = dmaio_submit/dmaio_reap on one "
 		       "dmaio_queue_new(depth %u), made once\n", ur_fixed ? "fixed buffers" : "unregistered buffers",
-		       a, wlo.depth, wlo.depth);
+		       a, wlo.depth, wlo.base_memfd ? "memfd (shmem) memory" : "anonymous memory", wlo.depth);
 		printf("# cold before every variant: fsync + POSIX_FADV_DONTNEED of each file%s; %s\n",
 		       o.drop_caches && is_root ? " + drop_caches" : "",
 		       o.fresh ? "new buffers for every run" : "the same buffers for every run");
