@@ -65,6 +65,8 @@ unsigned dmaio_engine_inflight(const struct dmaio_engine *e);
 /* submit what was started, collect finished ops (at most max), waiting up to timeout_ms (< 0:
  * forever, 0: not at all) when none has finished and some are in flight; count or -errno */
 int dmaio_engine_reap(struct dmaio_engine *e, struct dmaio_op **out, unsigned max, int timeout_ms);
+/* finished ops already there, without a syscall (nothing submitted, nothing waited for) */
+unsigned dmaio_engine_peek(struct dmaio_engine *e, struct dmaio_op **out, unsigned max);
 int dmaio_engine_fd(const struct dmaio_engine *e);   /* pollable: finished ops or a kick */
 void dmaio_engine_kick(struct dmaio_engine *e);      /* make the fd readable */
 void dmaio_engine_ack(struct dmaio_engine *e);       /* consume kicks and worker wakeups */

@@ -408,6 +408,13 @@ int dmaio_engine_submit(struct dmaio_engine *e)
 	return flush(e);
 }
 
+static unsigned collect(struct dmaio_engine *e, struct dmaio_op **out, unsigned max);
+
+unsigned dmaio_engine_peek(struct dmaio_engine *e, struct dmaio_op **out, unsigned max)
+{
+	return collect(e, out, max);
+}
+
 static unsigned collect(struct dmaio_engine *e, struct dmaio_op **out, unsigned max)
 {
 	struct io_uring_cqe *cqe;
@@ -450,9 +457,7 @@ int dmaio_engine_reap(struct dmaio_engine *e, struct dmaio_op **out, unsigned ma
 		unsigned n;
 		int r, wait_ms;
 
-		r = flush(e); /* what was started, and what collect reissued */
-		if (r < 0)
-			return r;
+		/* what was started is submitted when returning, or by the wait itself */
 		n = collect(e, out, max);
 		if (n || !timeout_ms || !e->inflight) {
 			r = flush(e);
@@ -481,6 +486,9 @@ int dmaio_engine_reap(struct dmaio_engine *e, struct dmaio_op **out, unsigned ma
 		} else {
 			struct epoll_event ev[2];
 
+			r = flush(e);
+			if (r < 0)
+				return r;
 			r = epoll_wait(e->epfd, ev, 2, wait_ms);
 			if (r < 0 && errno != EINTR)
 				return neg_errno();

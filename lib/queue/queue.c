@@ -421,9 +421,17 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 	if (q->cap)
 		dmaio_engine_ack(q->e); /* readiness is recomputed below */
 	for (;;) {
+		struct dmaio_op *ops[REAP_BATCH];
+		unsigned got;
 		int wait_ms, k;
 
-		dmaio_q_kick(q);
+		/* start ops and take what has finished, without a syscall: the wait below submits */
+		pump(q);
+		got = dmaio_engine_peek(q->e, ops, REAP_BATCH);
+		for (unsigned i = 0; i < got; i++)
+			op_done(q, ops[i]);
+		if (got)
+			pump(q);
 		while (n < max && q->ready) {
 			struct dmaio_req *r = q->ready;
 
@@ -432,8 +440,17 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 				q->ready_tail = NULL;
 			out[n++] = r;
 		}
-		if (n >= min || (!q->active && !q->ready) || !timeout_ms)
+		if (n >= min || (!q->active && !q->ready))
 			break;
+		if (!timeout_ms) {
+			/* no waiting, but the kernel gets what was started and gives what ended */
+			k = collect(q, 0);
+			if (k < 0)
+				return k;
+			if (k > 0)
+				continue;
+			break;
+		}
 		wait_ms = -1;
 		if (timeout_ms > 0) {
 			uint64_t now = dmaio_now_ns();
@@ -451,6 +468,7 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 		if (k < 0)
 			return k;
 	}
+	dmaio_engine_submit(q->e); /* what the last round started */
 	if (q->ready && q->cap)
 		dmaio_engine_kick(q->e); /* completions still wait: keep the fd readable */
 	if (!n && min)
