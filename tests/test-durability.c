@@ -25,8 +25,8 @@
 
 static struct test_args args;
 
-/* flags (fdinfo, octal) of every open fd of the process on inode ino; returns how many */
-static int fds_on(ino_t ino, int *fds, unsigned *flags, int max)
+/* flags (fdinfo, octal) of every open fd of the process on the file of of st; returns how many */
+static int fds_on(const struct stat *of, int *fds, unsigned *flags, int max)
 {
 	struct dirent *de;
 	DIR *d = opendir("/proc/self/fd");
@@ -39,7 +39,8 @@ static int fds_on(ino_t ino, int *fds, unsigned *flags, int max)
 		FILE *f;
 		int fd = atoi(de->d_name);
 
-		if (de->d_name[0] == '.' || fd == dirfd(d) || fstat(fd, &st) || st.st_ino != ino)
+		if (de->d_name[0] == '.' || fd == dirfd(d) || fstat(fd, &st) || st.st_ino != of->st_ino ||
+		    st.st_dev != of->st_dev)
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 		f = fopen(path, "re");
@@ -84,7 +85,7 @@ static void one_mode(int extra, const char *name)
 	pat_fill(map, SIZE, SEED_BUF, 0);
 	assert_int_equal(dmaio_file_open(NULL, fd, 0, &file), 0);
 	check = -1;
-	n = fds_on(st.st_ino, fds, flags, 16);
+	n = fds_on(&st, fds, flags, 16);
 	printf("# %s: %d descriptors of the file:", name, n);
 	for (int i = 0; i < n; i++)
 		printf(" %d (flags 0%o)", fds[i], flags[i]);
