@@ -540,23 +540,35 @@ static unsigned victim(struct dmaio_engine *e, unsigned first, unsigned last)
 	return v;
 }
 
+/* The slot of [first, last) holding key (its use time refreshed), or -1. Engine lock held. */
+static int slot_find(struct dmaio_engine *e, unsigned first, unsigned last, const struct reg_slot *key)
+{
+	for (unsigned i = first; i < last; i++) {
+		struct reg_slot *s = &e->slots[i];
+
+		if (s->set && s->buf_id == key->buf_id && s->file_id == key->file_id &&
+		    s->base == key->base && s->len == key->len) {
+			s->used = e->tick;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, size_t len)
 {
+	struct reg_slot key = { .buf_id = buf_id, .base = base, .len = len, .set = true };
 	unsigned v;
 	int r;
 
 	if (!e->table)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&e->lock);
-	e->tick++;
-	for (unsigned i = SLOT_REG_FIRST; i < SLOT_DMABUF_FIRST; i++) {
-		struct reg_slot *s = &e->slots[i];
-
-		if (s->set && s->buf_id == buf_id && s->base == base && s->len == len) {
-			s->used = e->tick;
-			pthread_mutex_unlock(&e->lock);
-			return (int)i;
-		}
+	key.used = ++e->tick;
+	r = slot_find(e, SLOT_REG_FIRST, SLOT_DMABUF_FIRST, &key);
+	if (r >= 0) {
+		pthread_mutex_unlock(&e->lock);
+		return r;
 	}
 	/* replacing a slot while ops use it is safe: an op holds its own reference on the old
 	 * registration until it completes */
@@ -565,8 +577,7 @@ int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, siz
 	if (r) {
 		memset(&e->slots[v], 0, sizeof(e->slots[v]));
 	} else {
-		e->slots[v] = (struct reg_slot){ .buf_id = buf_id, .base = base, .len = len,
-						 .used = e->tick, .set = true };
+		e->slots[v] = key;
 		r = (int)v;
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -665,21 +676,18 @@ int dmaio_engine_dmabuf_probe(int dmabuf_fd, int target_fd)
 int dmaio_engine_dmabuf_slot(struct dmaio_engine *e, uint64_t buf_id, int dmabuf_fd,
 			     uint64_t file_id, int target_fd)
 {
+	struct reg_slot key = { .buf_id = buf_id, .file_id = file_id, .set = true };
 	unsigned v;
 	int r;
 
 	if (!e->table)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&e->lock);
-	e->tick++;
-	for (unsigned i = SLOT_DMABUF_FIRST; i < ENGINE_SLOTS; i++) {
-		struct reg_slot *s = &e->slots[i];
-
-		if (s->set && s->buf_id == buf_id && s->file_id == file_id) {
-			s->used = e->tick;
-			pthread_mutex_unlock(&e->lock);
-			return (int)i;
-		}
+	key.used = ++e->tick;
+	r = slot_find(e, SLOT_DMABUF_FIRST, ENGINE_SLOTS, &key);
+	if (r >= 0) {
+		pthread_mutex_unlock(&e->lock);
+		return r;
 	}
 	v = victim(e, SLOT_DMABUF_FIRST, ENGINE_SLOTS);
 	r = register_dmabuf(&e->ring, v, dmabuf_fd, target_fd);
@@ -688,8 +696,7 @@ int dmaio_engine_dmabuf_slot(struct dmaio_engine *e, uint64_t buf_id, int dmabuf
 			slot_set(e, v, NULL, 0);
 		memset(&e->slots[v], 0, sizeof(e->slots[v]));
 	} else {
-		e->slots[v] = (struct reg_slot){ .buf_id = buf_id, .file_id = file_id,
-						 .used = e->tick, .set = true };
+		e->slots[v] = key;
 		r = (int)v;
 	}
 	pthread_mutex_unlock(&e->lock);
