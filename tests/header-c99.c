@@ -39,5 +39,15 @@ int main(void)
 		return 1;
 	if (DMAIO_PATH_COUNT != 7 || DMAIO_VERSION_MAJOR != 0)
 		return 1;
+	/* the library the program runs with is the one of this header (generated from meson.build) */
+	if (dmaio_version() != DMAIO_VERSION_NUMBER ||
+	    DMAIO_VERSION_NUMBER != DMAIO_VERSION_ENCODE(DMAIO_VERSION_MAJOR, DMAIO_VERSION_MINOR,
+							 DMAIO_VERSION_MICRO) ||
+	    DMAIO_VERSION_NUMBER < DMAIO_VERSION_ENCODE(0, 2, 0))
+		return 1;
+	/* the layouts of the queue structs are ABI: fixed sizes, reserved room included */
+	if (sizeof(struct dmaio_io) != 72 || sizeof(struct dmaio_done) != 64 ||
+	    sizeof(struct dmaio_progress) != 96 || sizeof(struct dmaio_stats) != 72 + 64 + 128)
+		return 1;
 	return sizes() > 0 ? 0 : 1;
 }
