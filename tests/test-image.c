@@ -654,6 +654,7 @@ static void test_eacces(void **state)
 		       r ? "" : " from ", r ? "" : dmaio_buf_provider(b));
 		/* every heap and udmabuf node here is root-only: -EACCES, unless a DRM node
 		 * open to everyone serves */
+		fflush(stdout);
 		_exit(r == -EACCES || (!r && !strcmp(dmaio_buf_provider(b), "drm")) ? 0 : 6);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
