@@ -184,9 +184,9 @@ static void account(struct dmaio_req *r, uint64_t ns)
 	pthread_mutex_lock(&b->lock);
 	stats_merge(&b->stats, &d);
 	pthread_mutex_unlock(&b->lock);
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->io_lock);
 	stats_merge(&c->stats, &d);
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->io_lock);
 	r->bulk = bulk;
 }
 
@@ -552,16 +552,16 @@ static int pool_get(struct dmaio_ctx *ctx, struct dmaio_q **out)
 {
 	struct dmaio_q *q;
 
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&ctx->io_lock);
 	while ((q = ctx->free_qs)) {
 		ctx->free_qs = q->next_free;
 		if (!dmaio_engine_inherited(q->e))
 			break;
-		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_unlock(&ctx->io_lock);
 		dmaio_q_free(q); /* inherited through fork: dropped, untouched */
-		pthread_mutex_lock(&ctx->lock);
+		pthread_mutex_lock(&ctx->io_lock);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->io_lock);
 	if (q) {
 		*out = q;
 		return 0;
@@ -594,10 +594,10 @@ int dmaio_q_run_one(struct dmaio_ctx *ctx, struct dmaio_req *r)
 		dmaio_q_free(q); /* a broken engine is not pooled */
 		return err < 0 ? err : -EIO;
 	}
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&ctx->io_lock);
 	q->next_free = ctx->free_qs;
 	ctx->free_qs = q;
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->io_lock);
 	return 0;
 }
 
