@@ -154,7 +154,8 @@ struct dmaio_req {
 	int slot;                  /* the current path's registration (fixed buffer index), -1 */
 	unsigned inflight;         /* ops of this request in the engine */
 	uint64_t stop_at;          /* lowest rel where an op failed or met end of file */
-	int err;                   /* first error of the current path */
+	int err;                   /* the error of the current path at the lowest offset */
+	uint64_t err_at;           /* its rel */
 	bool eof;                  /* a read met end of file at stop_at */
 	bool cancelled;
 	bool finished;

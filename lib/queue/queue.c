@@ -321,7 +321,10 @@ static void pump(struct dmaio_q *q)
 			if (n <= 0) {
 				dmaio_engine_op_put(q->e, op);
 				if (n < 0 && n != -EAGAIN) {
-					r->err = n;
+					if (!r->err || r->cursor < r->err_at) {
+						r->err = n;
+						r->err_at = r->cursor;
+					}
 					r->stop_at = MIN(r->stop_at, r->cursor);
 				}
 				break;
@@ -348,9 +351,16 @@ static void op_done(struct dmaio_q *q, struct dmaio_op *op)
 	q->prog.bytes_done += op->got;
 	r->counted += op->got;
 	if (op->res) {
-		if (!r->err)
+		uint64_t at = op->rel + op->got;
+
+		/* ops end in any order: the failure that counts is the first in the range (a
+		 * refusal there falls back from there, even when a later op failed otherwise,
+		 * e.g. O_DIRECT's EINVAL for a write that RLIMIT_FSIZE cut short, then EFBIG) */
+		if (!r->err || at < r->err_at) {
 			r->err = op->res;
-		r->stop_at = MIN(r->stop_at, op->rel + op->got);
+			r->err_at = at;
+		}
+		r->stop_at = MIN(r->stop_at, at);
 	} else if (op->eof) {
 		r->eof = true;
 		r->stop_at = MIN(r->stop_at, op->rel + op->got);
