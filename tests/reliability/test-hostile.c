@@ -166,7 +166,7 @@ static void workload(struct world *w, unsigned rounds, uint64_t seed)
 
 /* ---- signals -------------------------------------------------------------------------------- */
 static volatile sig_atomic_t nsig;
-static volatile int storm_stop;
+static int storm_stop; /* atomic */
 
 static void on_sig(int s)
 {
@@ -178,7 +178,7 @@ static void *storm(void *arg)
 {
 	pthread_t target = *(pthread_t *)arg;
 
-	while (!storm_stop) {
+	while (!__atomic_load_n(&storm_stop, __ATOMIC_RELAXED)) {
 		pthread_kill(target, SIGUSR1);
 		usleep(5);
 	}
@@ -200,7 +200,7 @@ static void test_signals(void **state)
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
 	world_open(&w);
-	storm_stop = 0;
+	__atomic_store_n(&storm_stop, 0, __ATOMIC_RELAXED);
 	assert_int_equal(pthread_create(&t, NULL, storm, &self), 0);
 	/* rounds until enough signals landed in the middle of the queue's waits */
 	for (unsigned round = 0; round < (test_quick() ? 2u : 4u) || (nsig < 200 && round < 60);
@@ -213,7 +213,7 @@ static void test_signals(void **state)
 	r = dmaio_reap(w.q, &d, 1, 1, 200);
 	assert_int_equal(r, -ETIME); /* no range in the queue: at once */
 	assert_true(rel_now() - t0 < 5.0);
-	storm_stop = 1;
+	__atomic_store_n(&storm_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	printf("# signal storm: %d signals during the workload, every range exact\n", (int)nsig);
 	assert_true(nsig >= 200);
