@@ -35,7 +35,7 @@ int main(void)
 
 	if (!n || dmaio_path_from_name(n) != DMAIO_PATH_BUFFERED)
 		return 1;
-	if ((fl & ~DMAIO_RW_FLAGS_ALL) != 0 || (DMAIO_ALLOC_FLAGS_ALL & ~3u) != 0)
+	if ((fl & ~DMAIO_RW_FLAGS_ALL) != 0 || (DMAIO_ALLOC_FLAGS_ALL & ~0xfu) != 0)
 		return 1;
 	if (DMAIO_PATH_COUNT != 7 || DMAIO_VERSION_MAJOR != 0)
 		return 1;
@@ -48,6 +48,12 @@ int main(void)
 	/* the layouts of the queue structs are ABI: fixed sizes, reserved room included */
 	if (sizeof(struct dmaio_io) != 72 || sizeof(struct dmaio_done) != 64 ||
 	    sizeof(struct dmaio_progress) != 96 || sizeof(struct dmaio_stats) != 72 + 64 + 128)
+		return 1;
+	/* and those of the allocation and image structs (0.3) */
+	if (sizeof(struct dmaio_alloc_opts) != 64 || sizeof(struct dmaio_image_desc) != 64 ||
+	    sizeof(struct dmaio_plane) != 24 || sizeof(struct dmaio_image_layout) != 160 ||
+	    sizeof(struct dmaio_heap_info) != 64 + 8 * 4 || DMAIO_IMAGE_MAX_PLANES != 4 ||
+	    DMAIO_BUF_NAME_MAX != 32)
 		return 1;
 	return sizes() > 0 ? 0 : 1;
 }

@@ -16,6 +16,9 @@ void dmaio_probe_hugetlb_locked(struct dmaio_ctx *ctx);
 void dmaio_probe_heap_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h); /* alloc, mmap, rw */
 void dmaio_probe_sys_locked(struct dmaio_ctx *ctx);    /* all of it */
 struct dmaio_heap *dmaio_find_heap_locked(struct dmaio_ctx *ctx, const char *name);
+/* the names of the default CMA area's heap, newest first */
+#define DMAIO_CMA_HEAP_NAMES 4
+extern const char *const dmaio_cma_heap_names[DMAIO_CMA_HEAP_NAMES];
 /* RW_FILE on a real buffer of heap h (first allocation); takes ctx->lock */
 void dmaio_probe_heap_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd);
 

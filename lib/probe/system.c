@@ -25,6 +25,30 @@ static int heap_cmp(const void *a, const void *b)
 	return strcmp(((const struct dmaio_heap *)a)->name, ((const struct dmaio_heap *)b)->name);
 }
 
+/* The default CMA area's heap: its fixed name since 6.17, then the names it had before (after
+ * the CMA area: "reserved", "linux,cma", "default-pool"), in the order a caller asking for
+ * contiguous memory tries them. */
+const char *const dmaio_cma_heap_names[DMAIO_CMA_HEAP_NAMES] = { "default_cma_region", "reserved",
+								  "linux,cma", "default-pool" };
+
+/* What memory a heap gives, from what the running kernel calls things: a CMA heap is one of the
+ * default names or is named after a CMA area (/sys/kernel/mm/cma/<area>, one heap per
+ * device-tree shared-dma-pool region); an uncached heap says so in its name (system-uncached). */
+static void classify_heap(struct dmaio_heap *h)
+{
+	char path[40 + DMAIO_NAME_MAX];
+	size_t n = strlen(h->name);
+
+	for (size_t i = 0; i < DMAIO_CMA_HEAP_NAMES; i++)
+		if (!strcmp(h->name, dmaio_cma_heap_names[i]))
+			h->info.contiguous = 1;
+	snprintf(path, sizeof(path), "/sys/kernel/mm/cma/%s", h->name);
+	if (!access(path, F_OK))
+		h->info.contiguous = 1;
+	if (n > 9 && (!strcmp(h->name + n - 9, "-uncached") || !strcmp(h->name + n - 9, "_uncached")))
+		h->info.uncached = 1;
+}
+
 static int list_heaps_locked(struct dmaio_ctx *ctx)
 {
 	struct dmaio_heap *v = NULL;
@@ -60,6 +84,7 @@ static int list_heaps_locked(struct dmaio_ctx *ctx)
 		strcpy(v[n].name, de->d_name);
 		strcpy(v[n].info.name, de->d_name);
 		v[n].fd = -1;
+		classify_heap(&v[n]);
 		n++;
 	}
 	closedir(d);
@@ -90,7 +115,7 @@ static void rw_file_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmab
 
 	if (h->rw_probed)
 		return;
-	mfd = dmaio_memfd_create(ps, false, true, NULL, 0);
+	mfd = dmaio_memfd_create(NULL, ps, false, true, NULL, 0);
 	if (mfd < 0)
 		return; /* try again on the next allocation */
 	rw.flags = DMAIO_DMA_BUF_RW_FLAGS_READ;
@@ -232,7 +257,7 @@ void dmaio_probe_hugetlb_locked(struct dmaio_ctx *ctx)
 	s->udmabuf_huge = DMAIO_CAP_NO;
 	if (!s->huge_page_size)
 		return;
-	fd = dmaio_memfd_create(s->huge_page_size, true, true, &sz, 0);
+	fd = dmaio_memfd_create(NULL, s->huge_page_size, true, true, &sz, 0);
 	if (fd < 0)
 		return;
 	close(fd);
@@ -241,7 +266,7 @@ void dmaio_probe_hugetlb_locked(struct dmaio_ctx *ctx)
 		struct dmaio_buf b = { .fd = -1, .memfd = -1 };
 
 		/* the provider proves it end to end, seals and all */
-		if (!dmaio_udmabuf_make(ctx, ctx->udmabuf_fd, s->huge_page_size, true,
+		if (!dmaio_udmabuf_make(ctx, ctx->udmabuf_fd, NULL, s->huge_page_size, true,
 					s->udmabuf_size_limit, s->udmabuf_list_limit, &b)) {
 			s->udmabuf_huge = DMAIO_CAP_YES;
 			close(b.fd);
@@ -280,7 +305,7 @@ void dmaio_probe_sys_locked(struct dmaio_ctx *ctx)
 			if (h->info.alloc != DMAIO_CAP_YES ||
 			    dmaio_heap_alloc_fd(h, s->page_size, &fd))
 				continue;
-			t = dmaio_memfd_create(s->page_size, false, true, NULL, 0);
+			t = dmaio_memfd_create(NULL, s->page_size, false, true, NULL, 0);
 			r = t < 0 ? t : dmaio_engine_dmabuf_probe(fd, t);
 			s->uring_dmabuf = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
 			s->uring_dmabuf_err = r;

@@ -87,19 +87,85 @@ int dmaio_drm_find_node(char *node, size_t node_len)
 	return found;
 }
 
-static int drm_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
+static int create_raw(int fd, uint32_t width, uint32_t height, uint32_t bpp, uint32_t *handle,
+		      uint32_t *pitch, uint64_t *got)
+{
+	struct drm_mode_create_dumb c = { .width = width, .height = height, .bpp = bpp };
+
+	if (drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c))
+		return neg_errno();
+	*handle = c.handle;
+	*pitch = c.pitch;
+	*got = c.size;
+	return 0;
+}
+
+/* An image: a dumb buffer in its geometry, as display code asks for one. The first plane's
+ * pixels give width and bpp (bpp 8 with a byte width when the first plane is 3 bytes per pixel
+ * or the stride was padded); the lines of every plane, counted in first-plane strides, give the
+ * height. The pitch the driver returns becomes the first plane's stride and the layout is
+ * computed again from it; when the planes then need more lines than the buffer has, the dumb
+ * buffer is made again with that many lines. */
+static int dumb_create_image(int fd, const struct dmaio_alloc_req *req, uint32_t *handle,
+			     uint64_t *got)
+{
+	const struct dmaio_image_desc *d = req->image_desc;
+	struct dmaio_image_layout *l = req->image;
+	unsigned cpp = dmaio_image_cpp0(d->fourcc);
+	uint32_t stride = l->planes[0].stride, pitch, width, bpp;
+	uint64_t lines = (l->size + stride - 1) / stride;
+	int r;
+
+	if (cpp && (cpp == 1 || cpp == 2 || cpp == 4) && stride == (uint64_t)d->width * cpp) {
+		width = d->width;
+		bpp = cpp * 8;
+	} else {
+		width = stride;
+		bpp = 8;
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct dmaio_image_layout nl;
+
+		if (lines > UINT32_MAX)
+			return -EFBIG;
+		r = create_raw(fd, width, (uint32_t)lines, bpp, handle, &pitch, got);
+		if (r)
+			return r;
+		r = dmaio_image_compute(d, pitch, &nl);
+		if (r) {
+			dumb_destroy(fd, *handle);
+			return r;
+		}
+		if (nl.planes[0].stride != pitch) {
+			/* a pitch the format's plane strides cannot be derived from */
+			dumb_destroy(fd, *handle);
+			return -EOPNOTSUPP;
+		}
+		if (nl.size <= *got) {
+			*l = nl;
+			return 0;
+		}
+		dumb_destroy(fd, *handle);
+		lines = (nl.size + pitch - 1) / pitch;
+	}
+	return -EOPNOTSUPP;
+}
+
+static int drm_alloc(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req, struct dmaio_buf *b)
 {
 	uint32_t handle;
 	uint64_t got;
 	int fd, pfd, r;
 
-	(void)name;
 	pthread_mutex_lock(&ctx->lock);
 	fd = ctx->drm_fd; /* found by the probe the API ran first */
 	pthread_mutex_unlock(&ctx->lock);
 	if (fd < 0)
 		return -ENOENT;
-	r = dumb_create(fd, size, &handle, &got);
+	if (req->image)
+		r = dumb_create_image(fd, req, &handle, &got);
+	else
+		r = dumb_create(fd, req->size, &handle, &got);
 	if (r)
 		return r;
 	r = drmPrimeHandleToFD(fd, handle, DRM_CLOEXEC | DRM_RDWR, &pfd);
@@ -122,11 +188,10 @@ int dmaio_drm_find_node(char *node, size_t node_len)
 	return -EOPNOTSUPP;
 }
 
-static int drm_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
+static int drm_alloc(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req, struct dmaio_buf *b)
 {
 	(void)ctx;
-	(void)name;
-	(void)size;
+	(void)req;
 	(void)b;
 	return -ENOENT; /* built without libdrm */
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Provider for /dev/dma_heap/<name>: heap fds cached in the context, buffers named. */
 #include <fcntl.h>
-#include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,13 +39,13 @@ int dmaio_heap_alloc_fd(struct dmaio_heap *h, size_t size, int *fd)
 	if (r < 0)
 		return r;
 	*fd = (int)d.fd;
-	/* the name shows in /proc/<pid>/fdinfo and debugfs; failure is harmless */
-	(void)sys_ioctl(*fd, DMA_BUF_SET_NAME, (void *)DMAIO_BUF_NAME);
 	return 0;
 }
 
-static int heap_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
+static int heap_alloc(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req, struct dmaio_buf *b)
 {
+	const char *name = req->name;
+	size_t size = req->size;
 	struct dmaio_heap *h;
 	uint64_t rounded;
 	int r, fd;

@@ -10,7 +10,8 @@
 /* A memfd of at least size bytes (page or huge page multiple), sealed against shrinking and
  * growing (and against further sealing when seals asks for F_SEAL_SEAL). populate: back it with
  * memory now (fallocate). */
-int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size, unsigned seals)
+int dmaio_memfd_create(const char *name, size_t size, bool huge, bool populate,
+		       size_t *alloc_size, unsigned seals)
 {
 	uint64_t unit = huge ? dmaio_huge_page_size() : (uint64_t)dmaio_page_size();
 	uint64_t rounded;
@@ -23,7 +24,7 @@ int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size
 	rounded = round_up_u64(size, unit);
 	if (rounded > (uint64_t)INT64_MAX)
 		return -EOVERFLOW;
-	fd = sys_memfd_create("dmaio", MFD_ALLOW_SEALING | (huge ? MFD_HUGETLB : 0));
+	fd = sys_memfd_create(name ? name : "dmaio", MFD_ALLOW_SEALING | (huge ? MFD_HUGETLB : 0));
 	if (fd < 0)
 		return fd == -EINVAL && huge ? -EOPNOTSUPP : fd;
 	err = sys_ftruncate(fd, (off_t)rounded);
@@ -46,13 +47,13 @@ int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size
 	return fd;
 }
 
-static int memfd_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
+static int memfd_alloc(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req,
+		       struct dmaio_buf *b)
 {
-	int fd = dmaio_memfd_create(size, false, true, &b->alloc_size,
+	int fd = dmaio_memfd_create(req->label, req->size, false, true, &b->alloc_size,
 				    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 
 	(void)ctx;
-	(void)name;
 	if (fd < 0)
 		return fd;
 	b->fd = fd;

@@ -9,11 +9,22 @@
 
 #include "../dmaio-types.h"
 
+/* What to allocate. */
+struct dmaio_alloc_req {
+	const char *name;          /* the provider or heap name */
+	size_t size;               /* bytes */
+	const char *label;         /* the buffer's name (memfd name; dma-bufs are named by the api) */
+	/* an image: its layout (size == image->size); the drm provider creates the dumb buffer in
+	 * its geometry and rewrites it with the driver's pitch. NULL for a flat buffer. */
+	const struct dmaio_image_desc *image_desc;
+	struct dmaio_image_layout *image;
+};
+
 struct dmaio_provider {
 	const char *name;          /* matched against the heap argument; NULL: matches heap names */
 	int kind;
 	/* fill buf->fd/memfd/alloc_size/heap; return 0 or -errno */
-	int (*alloc)(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *buf);
+	int (*alloc)(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req, struct dmaio_buf *buf);
 };
 extern const struct dmaio_provider dmaio_provider_heap, dmaio_provider_udmabuf,
 	dmaio_provider_udmabuf_huge, dmaio_provider_drm, dmaio_provider_memfd;
@@ -22,12 +33,20 @@ extern const struct dmaio_provider dmaio_provider_heap, dmaio_provider_udmabuf,
 int dmaio_heap_open(struct dmaio_heap *h);
 int dmaio_heap_alloc_fd(struct dmaio_heap *h, size_t size, int *fd);
 /* udmabuf (udmabuf.c): memfd + seals + UDMABUF_CREATE(_LIST) */
-int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, uint64_t limit,
-		       uint32_t list_limit, struct dmaio_buf *b);
+int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, const char *label, size_t size, bool huge,
+		       uint64_t limit, uint32_t list_limit, struct dmaio_buf *b);
 /* DRM (drm.c): the first node that makes and exports a dumb buffer: its fd, or -errno */
 int dmaio_drm_find_node(char *node, size_t node_len);
-/* memfd (memfd.c): populate backs it with memory now (fallocate) */
-int dmaio_memfd_create(size_t size, bool huge, bool populate, size_t *alloc_size, unsigned seals);
+/* memfd (memfd.c): populate backs it with memory now (fallocate); name: the memfd name */
+int dmaio_memfd_create(const char *name, size_t size, bool huge, bool populate,
+		       size_t *alloc_size, unsigned seals);
+
+/* image layouts (image.c): check a description; compute its layout with a first-plane stride
+ * of at least min_stride; bytes per pixel of the first plane (0: unknown format) */
+int dmaio_image_check(const struct dmaio_image_desc *d);
+int dmaio_image_compute(const struct dmaio_image_desc *d, uint32_t min_stride,
+			struct dmaio_image_layout *l);
+unsigned dmaio_image_cpp0(uint32_t fourcc);
 
 /* CPU access (map.c) */
 int dmaio_buf_get_addr(struct dmaio_buf *b, char **addr); /* the mapping; takes an io ref */

@@ -59,8 +59,8 @@ static int create(int dev, int memfd, size_t size, uint32_t list_limit)
 }
 
 /* memfd + seals + UDMABUF_CREATE(_LIST); ctx lock not needed (the probe holds it). */
-int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, uint64_t limit,
-		       uint32_t list_limit, struct dmaio_buf *b)
+int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, const char *label, size_t size, bool huge,
+		       uint64_t limit, uint32_t list_limit, struct dmaio_buf *b)
 {
 	size_t asz;
 	int memfd, fd;
@@ -78,7 +78,7 @@ int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, u
 	 * are ordinary zeroed, up-to-date pages, and allocating them there costs one pass instead of
 	 * two; a shortage is still a clean ENOMEM from the ioctl. hugetlb: fallocated pages are
 	 * ordinary pages, and kernels before 6.11 only pin hugetlb pages that already exist. */
-	memfd = dmaio_memfd_create(size, huge, huge, &asz, F_SEAL_SHRINK | F_SEAL_GROW);
+	memfd = dmaio_memfd_create(label, size, huge, huge, &asz, F_SEAL_SHRINK | F_SEAL_GROW);
 	if (memfd < 0)
 		return memfd;
 	if (limit && asz > limit) {
@@ -100,7 +100,8 @@ int dmaio_udmabuf_make(struct dmaio_ctx *ctx, int dev, size_t size, bool huge, u
 	return 0;
 }
 
-static int udmabuf_alloc_common(struct dmaio_ctx *ctx, size_t size, bool huge, struct dmaio_buf *b)
+static int udmabuf_alloc_common(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req, bool huge,
+				struct dmaio_buf *b)
 {
 	uint64_t limit;
 	uint32_t list_limit;
@@ -117,20 +118,19 @@ static int udmabuf_alloc_common(struct dmaio_ctx *ctx, size_t size, bool huge, s
 		return -EOPNOTSUPP;
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	return dmaio_udmabuf_make(ctx, dev, size, huge, limit, list_limit, b);
+	return dmaio_udmabuf_make(ctx, dev, req->label, req->size, huge, limit, list_limit, b);
 }
 
-static int udmabuf_alloc(struct dmaio_ctx *ctx, const char *name, size_t size, struct dmaio_buf *b)
+static int udmabuf_alloc(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req,
+			 struct dmaio_buf *b)
 {
-	(void)name;
-	return udmabuf_alloc_common(ctx, size, false, b);
+	return udmabuf_alloc_common(ctx, req, false, b);
 }
 
-static int udmabuf_huge_alloc(struct dmaio_ctx *ctx, const char *name, size_t size,
+static int udmabuf_huge_alloc(struct dmaio_ctx *ctx, const struct dmaio_alloc_req *req,
 			      struct dmaio_buf *b)
 {
-	(void)name;
-	return udmabuf_alloc_common(ctx, size, true, b);
+	return udmabuf_alloc_common(ctx, req, true, b);
 }
 
 const struct dmaio_provider dmaio_provider_udmabuf = {
