@@ -85,6 +85,7 @@ struct rec {
 	bool starved;            /* the driver had no buffer since the last frame */
 	bool have_seq;
 	uint32_t last_seq;
+	unsigned pollerr;        /* POLLERR without a frame, in a row */
 	/* counters */
 	uint64_t captured;       /* frames accepted (submitted or written) */
 	uint64_t written;        /* frames whose write completed */
@@ -482,6 +483,7 @@ static void v4l2_ready(struct rec *r)
 			return;
 		if (rc)
 			die("%s: VIDIOC_DQBUF: %s", r->device, strerror(-rc));
+		r->pollerr = 0;
 		r->at_driver--;
 		if (r->at_driver == 0)
 			r->starved = true;
@@ -591,8 +593,13 @@ static void run(struct rec *r)
 			if (p[j].fd == qfd) {
 				reap(r, 0, 0);
 			} else if (r->src == SRC_V4L2) {
-				if (p[j].revents & POLLERR && !(p[j].revents & POLLIN))
-					die("%s: poll reports an error (device gone?)", r->device);
+				/* POLLERR: not streaming, a queue error, or nothing queued;
+				 * VIDIOC_DQBUF tells which (and dies with its errno) */
+				if ((p[j].revents & POLLERR) && !(p[j].revents & POLLIN) &&
+				    ++r->pollerr > 100)
+					die("%s: poll keeps reporting POLLERR (revents 0x%x) with %u "
+					    "buffers at the driver, DQBUF -EAGAIN", r->device,
+					    p[j].revents, r->at_driver);
 				v4l2_ready(r);
 			} else {
 				uint64_t ticks = 0;
