@@ -25,7 +25,8 @@ run() {
 	rm -f "$out"
 }
 run --fps 30 --io mmap
-run --fps 30 --io dmabuf --heap system
-run --fps 30 --io dmabuf --heap reserved --contiguous
-run --fps 30 --io mmap --baseline-write
+run --fps 30 --io mmap --buffers 16
+run --fps 30 --io dmabuf --heap system --buffers 16
+run --fps 30 --io dmabuf --heap reserved --contiguous --buffers 16
+run --fps 30 --io mmap --buffers 16 --baseline-write
 run --fps 15 --io mmap

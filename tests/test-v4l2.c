@@ -236,9 +236,13 @@ static void set_format(struct session *s)
 		      fc->name, s->lay.planes[0].size);
 	}
 
-	/* the fastest rate vivid allows at this size (a 0 denominator asks for it) */
+	/* 10 fps: vivid's capture thread has slack under TCG. When it runs late, 6.12's
+	 * vivid_thread_vid_cap() can pass a negative timeout to schedule_timeout() (the lateness
+	 * check and the wait read jiffies apart), which prints a stack trace: a VM failure. */
 	memset(&parm, 0, sizeof(parm));
 	parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	parm.parm.capture.timeperframe.numerator = 1;
+	parm.parm.capture.timeperframe.denominator = 10;
 	if (xioctl(s->vfd, VIDIOC_S_PARM, &parm) == 0)
 		printf("# %s: frame interval %u/%u s\n", fc->name,
 		       parm.parm.capture.timeperframe.numerator,
