@@ -511,6 +511,10 @@ static void print_text(const struct report *r)
 		printf(", mmap %s, rw-file %s", cap_name(h->mmap), cap_name(h->rw_file));
 		if (h->rw_file == DMAIO_CAP_NO)
 			printf(" (%s: %s)", errname(h->rw_file_err), rw_file_meaning(h->rw_file, h->rw_file_err));
+		if (h->contiguous)
+			printf(", physically contiguous (CMA)");
+		if (h->uncached)
+			printf(", uncached");
 		printf("\n");
 	}
 	if (r->nheaps > MAX_HEAPS)
@@ -756,6 +760,8 @@ static void print_json(const struct report *r)
 		j_cap(&j, "rw_file", h->rw_file);
 		j_err(&j, "rw_file_error", h->rw_file == DMAIO_CAP_NO ? h->rw_file_err : 0);
 		j_str(&j, "rw_file_meaning", rw_file_meaning(h->rw_file, h->rw_file_err));
+		j_bool(&j, "contiguous", h->contiguous);
+		j_bool(&j, "uncached", h->uncached);
 		j_close(&j, '}');
 	}
 	j_close(&j, ']');

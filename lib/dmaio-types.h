@@ -43,7 +43,13 @@ struct dmaio_heap {
 
 /* ---- context ------------------------------------------------------------------------------ */
 struct dmaio_ctx {
-	pthread_mutex_t lock;      /* protects everything below */
+	/* lock: the probe state (heaps, sys, device fds, probe flags). A probe holds it while it
+	 * works (a heap's test allocation, a DRM node's dumb buffer), so the I/O path never takes
+	 * it: the base probe is checked lock-free (base_done), and the state the I/O path shares
+	 * lives under io_lock. */
+	pthread_mutex_t lock;
+	pthread_mutex_t io_lock;   /* stats, nbufs, engines, free_qs, pool: short sections only */
+	bool base_done;            /* the base probe has run (atomic, release/acquire) */
 	bool is_default;
 	int env_path;              /* DMAIO_PATH, 0 if unset */
 	bool debug;                /* DMAIO_DEBUG */
@@ -148,7 +154,8 @@ struct dmaio_req {
 	int slot;                  /* the current path's registration (fixed buffer index), -1 */
 	unsigned inflight;         /* ops of this request in the engine */
 	uint64_t stop_at;          /* lowest rel where an op failed or met end of file */
-	int err;                   /* first error of the current path */
+	int err;                   /* the error of the current path at the lowest offset */
+	uint64_t err_at;           /* its rel */
 	bool eof;                  /* a read met end of file at stop_at */
 	bool cancelled;
 	bool finished;

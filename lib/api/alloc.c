@@ -62,9 +62,9 @@ void dmaio_buf_register(struct dmaio_ctx *c, struct dmaio_buf *b)
 	static uint64_t next_id; /* process-wide */
 
 	b->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->io_lock);
 	c->nbufs++;
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->io_lock);
 }
 
 /* The probes a provider relies on, run here at the API edge before it is called. */

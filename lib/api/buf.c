@@ -74,9 +74,9 @@ DMAIO_EXPORT void dmaio_free(struct dmaio_buf *buf)
 		close(buf->memfd);
 	if (buf->fd >= 0)
 		close(buf->fd);
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->io_lock);
 	c->nbufs--; /* its counters are in the context's already (added per call) */
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->io_lock);
 	pthread_mutex_destroy(&buf->lock);
 	memset(buf, 0, sizeof(*buf));
 	buf->fd = buf->memfd = -1;

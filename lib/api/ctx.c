@@ -48,6 +48,10 @@ static int ctx_init(struct dmaio_ctx *c)
 	memset(c, 0, sizeof(*c));
 	if (pthread_mutex_init(&c->lock, NULL))
 		return -ENOMEM;
+	if (pthread_mutex_init(&c->io_lock, NULL)) {
+		pthread_mutex_destroy(&c->lock);
+		return -ENOMEM;
+	}
 	c->udmabuf_fd = -1;
 	c->drm_fd = -1;
 	env = secure_getenv("DMAIO_DEBUG");
@@ -75,10 +79,15 @@ static int ctx_init(struct dmaio_ctx *c)
 	return 0;
 }
 
+/* Every transfer needs the base probe; once it ran, no lock is taken (a heap or DRM probe of
+ * another thread holds ctx->lock while it works). */
 void dmaio_ctx_probe_base(struct dmaio_ctx *ctx)
 {
+	if (__atomic_load_n(&ctx->base_done, __ATOMIC_ACQUIRE))
+		return;
 	pthread_mutex_lock(&ctx->lock);
 	dmaio_probe_base_locked(ctx);
+	__atomic_store_n(&ctx->base_done, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -118,6 +127,7 @@ static void ctx_release(struct dmaio_ctx *c)
 		close(c->udmabuf_fd);
 	if (c->drm_fd >= 0)
 		close(c->drm_fd);
+	pthread_mutex_destroy(&c->io_lock);
 	pthread_mutex_destroy(&c->lock);
 }
 
@@ -158,8 +168,8 @@ DMAIO_EXPORT int dmaio_ctx_stats(struct dmaio_ctx *ctx, struct dmaio_stats *st)
 	c = dmaio_ctx_get(ctx);
 	if (!c)
 		return -ENOMEM;
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->io_lock);
 	*st = c->stats;
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->io_lock);
 	return 0;
 }

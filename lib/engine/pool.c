@@ -67,7 +67,7 @@ static struct dmaio_pool *pool_get(struct dmaio_ctx *ctx)
 {
 	struct dmaio_pool *p;
 
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&ctx->io_lock);
 	p = ctx->pool;
 	if (p && p->fork_gen != dmaio_fork_generation()) {
 		/* inherited through fork: its threads do not exist here; leave it alone */
@@ -82,7 +82,7 @@ static struct dmaio_pool *pool_get(struct dmaio_ctx *ctx)
 			ctx->pool = p;
 		}
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->io_lock);
 	return p;
 }
 

@@ -138,10 +138,10 @@ int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, struc
 		/* a sparse table lets buffers come and go one slot at a time */
 		e->table = io_uring_register_buffers_sparse(&e->ring, ENGINE_SLOTS) == 0;
 	}
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&ctx->io_lock);
 	e->next = ctx->engines;
 	ctx->engines = e;
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->io_lock);
 	*out = e;
 	return 0;
 fail:
@@ -202,14 +202,14 @@ static void unlink_engine(struct dmaio_engine *e)
 {
 	struct dmaio_ctx *c = e->ctx;
 
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->io_lock);
 	for (struct dmaio_engine **pp = &c->engines; *pp; pp = &(*pp)->next) {
 		if (*pp == e) {
 			*pp = e->next;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->io_lock);
 }
 
 /* After fork the ring's memory is shared with the parent's ring: the child only unmaps its copy
@@ -510,7 +510,7 @@ static int slot_set(struct dmaio_engine *e, unsigned idx, void *base, size_t len
 /* Unpin a freed (or unmapped) buffer from every ring of the context. */
 void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id)
 {
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&ctx->io_lock);
 	for (struct dmaio_engine *e = ctx->engines; e; e = e->next) {
 		if (dmaio_engine_inherited(e))
 			continue;
@@ -523,7 +523,7 @@ void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id)
 		}
 		pthread_mutex_unlock(&e->lock);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->io_lock);
 }
 
 /* The LRU victim among slots [first, last). */

@@ -88,8 +88,9 @@ static int copy_call(struct dmaio_op *op)
 			ssize_t c = sys_copy_file_range(in, in_off, out, out_off, n);
 
 			if (c == -EXDEV || c == -EINVAL || c == -EOPNOTSUPP || c == -ENOSYS ||
-			    c == -EBADF) {
-				cfr = false; /* across filesystems, or not for this file: splice */
+			    c == -EBADF || c == -EPERM) {
+				/* across filesystems, not for this file, or denied (seccomp): splice */
+				cfr = false;
 				continue;
 			}
 			if (c < 0)
@@ -129,12 +130,14 @@ static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op
 	return 1;
 }
 
-/* copy_file_range/splice that the kernel will not do here, or a pipe this process cannot have:
- * another path may serve */
+/* copy_file_range/splice that the kernel will not do here, a pipe this process cannot have, or
+ * syscalls a seccomp filter denies (EPERM; a file that really refuses writes, immutable or
+ * append-only, gives the next path the same EPERM, which is then returned): another path may
+ * serve */
 static bool refuses(int err)
 {
 	return err == -EXDEV || err == -EINVAL || err == -EOPNOTSUPP || err == -ENOSYS ||
-	       err == -EMFILE || err == -ENFILE;
+	       err == -EMFILE || err == -ENFILE || err == -EPERM;
 }
 
 const struct dmaio_path_ops dmaio_path_sendfile = {

@@ -184,9 +184,9 @@ static void account(struct dmaio_req *r, uint64_t ns)
 	pthread_mutex_lock(&b->lock);
 	stats_merge(&b->stats, &d);
 	pthread_mutex_unlock(&b->lock);
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->io_lock);
 	stats_merge(&c->stats, &d);
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->io_lock);
 	r->bulk = bulk;
 }
 
@@ -321,7 +321,10 @@ static void pump(struct dmaio_q *q)
 			if (n <= 0) {
 				dmaio_engine_op_put(q->e, op);
 				if (n < 0 && n != -EAGAIN) {
-					r->err = n;
+					if (!r->err || r->cursor < r->err_at) {
+						r->err = n;
+						r->err_at = r->cursor;
+					}
 					r->stop_at = MIN(r->stop_at, r->cursor);
 				}
 				break;
@@ -348,9 +351,16 @@ static void op_done(struct dmaio_q *q, struct dmaio_op *op)
 	q->prog.bytes_done += op->got;
 	r->counted += op->got;
 	if (op->res) {
-		if (!r->err)
+		uint64_t at = op->rel + op->got;
+
+		/* ops end in any order: the failure that counts is the first in the range (a
+		 * refusal there falls back from there, even when a later op failed otherwise,
+		 * e.g. O_DIRECT's EINVAL for a write that RLIMIT_FSIZE cut short, then EFBIG) */
+		if (!r->err || at < r->err_at) {
 			r->err = op->res;
-		r->stop_at = MIN(r->stop_at, op->rel + op->got);
+			r->err_at = at;
+		}
+		r->stop_at = MIN(r->stop_at, at);
 	} else if (op->eof) {
 		r->eof = true;
 		r->stop_at = MIN(r->stop_at, op->rel + op->got);
@@ -552,16 +562,16 @@ static int pool_get(struct dmaio_ctx *ctx, struct dmaio_q **out)
 {
 	struct dmaio_q *q;
 
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&ctx->io_lock);
 	while ((q = ctx->free_qs)) {
 		ctx->free_qs = q->next_free;
 		if (!dmaio_engine_inherited(q->e))
 			break;
-		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_unlock(&ctx->io_lock);
 		dmaio_q_free(q); /* inherited through fork: dropped, untouched */
-		pthread_mutex_lock(&ctx->lock);
+		pthread_mutex_lock(&ctx->io_lock);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->io_lock);
 	if (q) {
 		*out = q;
 		return 0;
@@ -594,10 +604,10 @@ int dmaio_q_run_one(struct dmaio_ctx *ctx, struct dmaio_req *r)
 		dmaio_q_free(q); /* a broken engine is not pooled */
 		return err < 0 ? err : -EIO;
 	}
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&ctx->io_lock);
 	q->next_free = ctx->free_qs;
 	ctx->free_qs = q;
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->io_lock);
 	return 0;
 }
 

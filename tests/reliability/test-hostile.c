@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The queue API (registered files, dmaio_submit/dmaio_reap) and the synchronous calls in a
+ * hostile process: each workload is a batch of unaligned reads from two files into a buffer
+ * and writes back to a third file, every byte checked (the bytes of each range, and the guard
+ * bytes around it in the buffer and the file).
+ *  - signals: another thread sends SIGUSR1 (a handler without SA_RESTART) every few
+ *    microseconds while the queue runs; dmaio_reap() never returns -EINTR, waits as long as it
+ *    was told, and every range is exact;
+ *  - rlimits, each in a child: RLIMIT_NOFILE at the fds in use (a new queue or registered file
+ *    fails with -EMFILE, nothing else; the queue and files made before go on working),
+ *    RLIMIT_MEMLOCK 0 (no pinned memory: the data still moves), RLIMIT_FSIZE (a write across it
+ *    ends with -EFBIG after the bytes below it, nothing beyond);
+ *  - seccomp, each in a child: io_uring refused with ENOSYS or EPERM (every op then runs on the
+ *    worker threads), copy_file_range and splice refused (the sendfile path refuses, another
+ *    path serves), O_DIRECT opens refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "rel.h"
+
+#define FSIZE (6u << 20)
+#define SLOT (256u << 10)
+#define NSLOT 24
+#define BSIZE (NSLOT * SLOT)
+#define GUARD 0xa5
+
+static struct test_args args;
+
+struct world {
+	int src[2], dst;
+	char dst_path[512];
+	struct dmaio_file *rsrc[2], *rdst;
+	struct dmaio_queue *q;
+	struct dmaio_buf *buf;
+	uint8_t *map;
+};
+
+static void world_open(struct world *w)
+{
+	char path[512];
+	void *m;
+
+	for (int i = 0; i < 2; i++) {
+		w->src[i] = test_tmpfile(NULL, path, sizeof(path));
+		assert_int_equal(file_fill_pattern(w->src[i], 0, FSIZE, SEED_FILE + (uint64_t)i), 0);
+		assert_int_equal(dmaio_file_open(NULL, w->src[i], 0, &w->rsrc[i]), 0);
+	}
+	w->dst = test_tmpfile(NULL, w->dst_path, sizeof(w->dst_path));
+	assert_int_equal(dmaio_file_open(NULL, w->dst, 0, &w->rdst), 0);
+	assert_int_equal(test_alloc_or_skip(NULL, args.heap_name, BSIZE, 0, &w->buf), 0);
+	assert_int_equal(dmaio_map(w->buf, &m), 0);
+	w->map = m;
+	assert_int_equal(dmaio_queue_new(NULL, 16, 0, &w->q), 0);
+}
+
+static void world_close(struct world *w)
+{
+	dmaio_queue_free(w->q);
+	dmaio_file_close(w->rdst);
+	for (int i = 0; i < 2; i++) {
+		dmaio_file_close(w->rsrc[i]);
+		close(w->src[i]);
+	}
+	close(w->dst);
+	dmaio_free(w->buf);
+}
+
+/* Wait for n completions; each must be exact (res == len) unless want_err says otherwise. */
+static void reap_all(struct world *w, unsigned n, struct dmaio_done *got)
+{
+	for (unsigned k = 0; k < n;) {
+		int r = dmaio_reap(w->q, got + k, n - k, 1, -1);
+
+		if (r < 0)
+			fail_msg("dmaio_reap: %s after %u of %u", test_errname(r), k, n);
+		k += (unsigned)r;
+	}
+}
+
+/*
+ * One batch: NSLOT reads (slot i of the buffer gets an unaligned range of source i % 2), then
+ * NSLOT writes of those slots to the destination, every byte checked. rounds batches.
+ */
+static void workload(struct world *w, unsigned rounds, uint64_t seed)
+{
+	struct dmaio_io io[NSLOT];
+	struct dmaio_done got[NSLOT];
+	uint64_t foff[NSLOT], len[NSLOT], doff[NSLOT];
+
+	srand((unsigned)seed);
+	for (unsigned round = 0; round < rounds; round++) {
+		memset(w->map, GUARD, BSIZE);
+		memset(io, 0, sizeof(io));
+		for (unsigned i = 0; i < NSLOT; i++) {
+			len[i] = (uint64_t)(rand() % 3 ? rand() % (SLOT - 8192) + 1 : SLOT - 8192);
+			foff[i] = (uint64_t)rand() % (FSIZE - len[i]);
+			io[i].op = DMAIO_OP_READ;
+			io[i].buf = w->buf;
+			io[i].buf_off = (size_t)i * SLOT + (size_t)(rand() % 4096);
+			io[i].file = w->rsrc[i % 2];
+			io[i].file_off = (off_t)foff[i];
+			io[i].len = (size_t)len[i];
+			io[i].user_data = i;
+		}
+		assert_int_equal(dmaio_submit(w->q, io, NSLOT), NSLOT);
+		reap_all(w, NSLOT, got);
+		for (unsigned k = 0; k < NSLOT; k++) {
+			unsigned i = (unsigned)got[k].user_data;
+			size_t s = (size_t)i * SLOT, b = io[i].buf_off - s;
+
+			if (got[k].res != (int64_t)len[i])
+				fail_msg("read %u: %s (done %llu of %llu)", i, test_errname(got[k].res),
+					 (unsigned long long)got[k].done, (unsigned long long)len[i]);
+			assert_int_equal(pat_check(w->map + io[i].buf_off, len[i],
+						   SEED_FILE + i % 2, foff[i]), -1);
+			assert_int_equal(mem_check_byte(w->map + s, b, GUARD), -1);
+			assert_int_equal(mem_check_byte(w->map + io[i].buf_off + len[i],
+							SLOT - b - len[i], GUARD), -1);
+		}
+		/* write the slots out, each at its own place of the destination */
+		assert_int_equal(ftruncate(w->dst, 0), 0);
+		for (unsigned i = 0; i < NSLOT; i++) {
+			doff[i] = (uint64_t)i * SLOT + (uint64_t)(rand() % 8192);
+			io[i].op = DMAIO_OP_WRITE;
+			io[i].file = w->rdst;
+			io[i].file_off = (off_t)doff[i];
+		}
+		assert_int_equal(dmaio_submit(w->q, io, NSLOT), NSLOT);
+		reap_all(w, NSLOT, got);
+		for (unsigned k = 0; k < NSLOT; k++) {
+			unsigned i = (unsigned)got[k].user_data;
+
+			if (got[k].res != (int64_t)len[i])
+				fail_msg("write %u: %s", i, test_errname(got[k].res));
+			assert_int_equal(file_check_pattern(w->dst, (off_t)doff[i], (size_t)len[i],
+							    SEED_FILE + i % 2, foff[i]), -1);
+		}
+		/* and one synchronous read, the pooled queue */
+		assert_int_equal(dmaio_read_file(w->buf, 3, w->src[0], 5, SLOT, 0), (ssize_t)SLOT);
+		assert_int_equal(pat_check(w->map + 3, SLOT, SEED_FILE, 5), -1);
+	}
+}
+
+/* ---- signals -------------------------------------------------------------------------------- */
+static volatile sig_atomic_t nsig;
+static volatile int storm_stop;
+
+static void on_sig(int s)
+{
+	(void)s;
+	nsig++;
+}
+
+static void *storm(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	while (!storm_stop) {
+		pthread_kill(target, SIGUSR1);
+		usleep(5);
+	}
+	return NULL;
+}
+
+static void test_signals(void **state)
+{
+	struct sigaction sa;
+	struct world w;
+	pthread_t self = pthread_self(), t;
+	struct dmaio_done d;
+	double t0;
+	int r;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig; /* no SA_RESTART: every blocking syscall sees EINTR */
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	world_open(&w);
+	storm_stop = 0;
+	assert_int_equal(pthread_create(&t, NULL, storm, &self), 0);
+	/* rounds until enough signals landed in the middle of the queue's waits */
+	for (unsigned round = 0; round < (test_quick() ? 2u : 4u) || (nsig < 200 && round < 60);
+	     round++)
+		workload(&w, 1, 1 + round);
+	/* a wait with a timeout and nothing to wait for: -ETIME, never -EINTR */
+	r = dmaio_reap(w.q, &d, 1, 0, 0);
+	assert_int_equal(r, 0);
+	t0 = rel_now();
+	r = dmaio_reap(w.q, &d, 1, 1, 200);
+	assert_int_equal(r, -ETIME); /* no range in the queue: at once */
+	assert_true(rel_now() - t0 < 5.0);
+	storm_stop = 1;
+	pthread_join(t, NULL);
+	printf("# signal storm: %d signals during the workload, every range exact\n", (int)nsig);
+	assert_true(nsig >= 200);
+	world_close(&w);
+	signal(SIGUSR1, SIG_DFL);
+}
+
+/* ---- children ------------------------------------------------------------------------------ */
+/* Run fn in a child; it must exit 0 (cmocka failures in the child exit non-zero). */
+static void in_child(const char *what, void (*fn)(void))
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rel_set_label("%s", what);
+		fn();
+		fflush(stdout);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("%s: the child %s %d", what, WIFEXITED(status) ? "exited" : "died of signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+/* cmocka's asserts longjmp to the test runner, which is not there in a child: a failure exits */
+#define CHILD_CHECK(cond)                                                                         \
+	do {                                                                                      \
+		if (!(cond)) {                                                                    \
+			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
+			fflush(stdout);                                                           \
+			_exit(1);                                                                 \
+		}                                                                                 \
+	} while (0)
+
+static int run_workload_child(void)
+{
+	struct world w;
+
+	world_open(&w);
+	workload(&w, 2, 3);
+	world_close(&w);
+	return 0;
+}
+
+static void nofile_child(void)
+{
+	struct world w;
+	struct dmaio_queue *q2 = NULL;
+	struct dmaio_file *f2 = NULL;
+	struct rlimit rl;
+	int fd, r;
+
+	world_open(&w);
+	workload(&w, 1, 5); /* every engine and pooled queue exists now */
+	/* no descriptor left: the lowest free fd is the limit */
+	fd = dup(0);
+	CHILD_CHECK(fd >= 0);
+	close(fd);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)fd;
+	CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	r = dmaio_queue_new(NULL, 8, 0, &q2);
+	printf("# RLIMIT_NOFILE %d: dmaio_queue_new %s\n", fd, test_errname(r));
+	CHILD_CHECK(r == -EMFILE && !q2);
+	r = dmaio_file_open(NULL, w.src[0], 0, &f2);
+	printf("# RLIMIT_NOFILE %d: dmaio_file_open %s\n", fd, test_errname(r));
+	CHILD_CHECK(r == -EMFILE && !f2);
+	/* what existed goes on working, byte-exact */
+	workload(&w, 2, 6);
+	world_close(&w);
+}
+
+static void memlock_child(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	CHILD_CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0);
+	run_workload_child();
+}
+
+/* Does this buffer's heap take the proposed RW_FILE ioctl (auto picks rw-file then)? */
+static bool rw_file_heap(const struct dmaio_buf *b)
+{
+	struct dmaio_heap_info hi[16];
+	int n = dmaio_probe_heaps(NULL, hi, 16);
+
+	if (dmaio_buf_kind(b) != DMAIO_BUF_HEAP)
+		return false;
+	for (int i = 0; i < n && i < 16; i++)
+		if (!strcmp(hi[i].name, dmaio_buf_provider(b)))
+			return hi[i].rw_file == DMAIO_CAP_YES;
+	return false;
+}
+
+static void fsize_child(void)
+{
+	struct world w;
+	struct dmaio_io io;
+	struct dmaio_done d;
+	struct rlimit rl;
+	const uint64_t limit = (3u << 20) + 1000, off = (2u << 20) + 77, len = 2u << 20;
+	struct stat st;
+
+	signal(SIGXFSZ, SIG_IGN);
+	world_open(&w);
+	pat_fill(w.map, BSIZE, SEED_BUF, 0);
+	rl.rlim_cur = rl.rlim_max = limit;
+	CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	memset(&io, 0, sizeof(io));
+	io.op = DMAIO_OP_WRITE;
+	io.buf = w.buf;
+	io.file = w.rdst;
+	io.file_off = (off_t)off;
+	io.len = len;
+	CHILD_CHECK(dmaio_submit(w.q, &io, 1) == 1);
+	CHILD_CHECK(dmaio_reap(w.q, &d, 1, 1, -1) == 1);
+	printf("# RLIMIT_FSIZE %llu, write of [%llu, %llu): res %s, done %llu\n",
+	       (unsigned long long)limit, (unsigned long long)off, (unsigned long long)(off + len),
+	       test_errname(d.res), (unsigned long long)d.done);
+	CHILD_CHECK(d.res == -EFBIG);
+	if (rw_file_heap(w.buf))
+		/* the proposed RW_FILE ioctl answers 0 or -errno: a failed ioctl moved an unknown
+		 * part of its piece, and none of it is counted */
+		CHILD_CHECK(d.done <= limit - off);
+	else
+		CHILD_CHECK(d.done == limit - off); /* every byte below the limit, counted */
+	CHILD_CHECK(fstat(w.dst, &st) == 0 && (uint64_t)st.st_size <= limit);
+	/* what was counted is there */
+	CHILD_CHECK(file_check_pattern(w.dst, (off_t)off, (size_t)d.done, SEED_BUF, 0) == -1);
+	/* the synchronous call says the same */
+	CHILD_CHECK(dmaio_write_file(w.buf, 0, w.dst, (off_t)off, len, 0) == -EFBIG);
+	world_close(&w);
+}
+
+static void test_rlimits(void **state)
+{
+	(void)state;
+	in_child("RLIMIT_NOFILE", nofile_child);
+	in_child("RLIMIT_MEMLOCK", memlock_child);
+	in_child("RLIMIT_FSIZE", fsize_child);
+}
+
+/* ---- seccomp ------------------------------------------------------------------------------- */
+static int deny(const long *nrs, int n, int err)
+{
+	struct sock_filter f[64];
+	struct sock_fprog prog;
+	int k = 0;
+
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < n; i++) {
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nrs[i], 0, 1);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+						      SECCOMP_RET_ERRNO | ((uint32_t)err & 0xffff));
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	prog.len = (unsigned short)k;
+	prog.filter = f;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -errno;
+	return 0;
+}
+
+static const long uring_nrs[] = { __NR_io_uring_setup, __NR_io_uring_enter,
+				  __NR_io_uring_register };
+
+static void uring_enosys_child(void)
+{
+	struct dmaio_sys_info si;
+	struct dmaio_ctx *c;
+
+	CHILD_CHECK(deny(uring_nrs, 3, ENOSYS) == 0);
+	run_workload_child();
+	/* the verdict, probed once: io_uring refused */
+	CHILD_CHECK(dmaio_ctx_new(&c) == 0);
+	CHILD_CHECK(dmaio_probe_system(c, &si) == 0);
+	printf("# io_uring denied (ENOSYS): probe says io_uring %d (%s)\n", si.io_uring,
+	       test_errname(si.io_uring_err));
+	CHILD_CHECK(si.io_uring == DMAIO_CAP_NO && si.io_uring_err == -ENOSYS);
+	dmaio_ctx_free(c);
+}
+
+static void uring_eperm_child(void)
+{
+	CHILD_CHECK(deny(uring_nrs, 3, EPERM) == 0);
+	run_workload_child();
+}
+
+static void copy_child(void)
+{
+	static const long nrs[] = { __NR_copy_file_range, __NR_splice, __NR_sendfile };
+	struct world w;
+	char path[512];
+
+	CHILD_CHECK(deny(nrs, 3, EPERM) == 0);
+	world_open(&w);
+	/* the sendfile path forced: it refuses (EPERM), another path serves */
+	for (int i = 0; i < 4; i++) {
+		ssize_t r = dmaio_read_file(w.buf, 100 + (size_t)i, w.src[1], 4096 * i + 3,
+					    SLOT + (size_t)i, DMAIO_RW_PATH(DMAIO_PATH_SENDFILE));
+
+		if (r != (ssize_t)(SLOT + (size_t)i))
+			printf("# forced sendfile under seccomp: %s\n", test_errname(r));
+		CHILD_CHECK(r == (ssize_t)(SLOT + (size_t)i));
+		CHILD_CHECK(pat_check(w.map + 100 + i, SLOT + (size_t)i, SEED_FILE + 1,
+				      4096 * (uint64_t)i + 3) == -1);
+		r = dmaio_read_file(w.buf, 0, w.src[1], 0, SLOT,
+				    DMAIO_RW_PATH(DMAIO_PATH_SENDFILE) | DMAIO_RW_NO_FALLBACK);
+		CHILD_CHECK(r == -EOPNOTSUPP || r == (ssize_t)SLOT);
+	}
+	(void)path;
+	workload(&w, 1, 9);
+	world_close(&w);
+}
+
+static void test_seccomp(void **state)
+{
+	(void)state;
+	in_child("seccomp: io_uring ENOSYS", uring_enosys_child);
+	in_child("seccomp: io_uring EPERM", uring_eperm_child);
+	in_child("seccomp: copy_file_range, splice, sendfile EPERM", copy_child);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_rlimits),
+		cmocka_unit_test(test_seccomp),
+	};
+
+	test_parse_args(argc, argv, &args, "memfd");
+	rel_install_crash_label();
+	rel_watchdog(120);
+	return cmocka_run_group_tests_name("hostile", tests, NULL, NULL);
+}
