@@ -467,6 +467,10 @@ static void capture_case(const struct fmt_case *fc)
 	size_t fsz;
 	int fd, rc, path_used = -1;
 
+	uint8_t fds_before[1024];
+	int nnew = 0;
+
+	test_fd_snapshot(fds_before, (int)sizeof(fds_before));
 	memset(&s, 0, sizeof(s));
 	s.fc = fc;
 	s.vfd = open(vpath, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -490,6 +494,10 @@ static void capture_case(const struct fmt_case *fc)
 	rd = malloc(fsz);
 	CHECK(copy && rd, "out of memory");
 
+	/* every descriptor made for the buffers, imports, file and queue is close-on-exec */
+	CHECK(test_check_new_fds_cloexec(fds_before, (int)sizeof(fds_before), fc->name, &nnew) == 0,
+	      "%s: descriptors without FD_CLOEXEC", fc->name);
+	CHECK(nnew > 0, "no new descriptors counted");
 	for (unsigned i = 0; i < s.nbufs; i++) {
 		if (mode_dmabuf)
 			fill_before_qbuf(&s, i, SEED_GUARD + i);
