@@ -3,7 +3,7 @@
 #
 # Guest side: dmaio-record against vivid in the test VM, 300 frames of 1920x1080 NV12, each way
 # of getting the buffers, and the plain pwrite() loop for comparison. Run from the host with
-#   tests/vm/run --build build -- sh bench/vm-record.sh build
+#   tests/vm/run --build build -- sh bench/vm-record.sh build [buffers]
 # (the build directory and tests/ are copied into the guest at the same paths; bench/ with --copy).
 set -u
 build=${1:?build dir}
@@ -24,6 +24,12 @@ run() {
 	echo "exit status $?"
 	rm -f "$out"
 }
+if [ "${2:-}" = buffers ]; then	# more buffering at 30 fps: does it absorb the guest's stalls?
+	run --fps 30 --io mmap --buffers 32
+	run --fps 30 --io mmap --buffers 32
+	run --fps 30 --io mmap --buffers 32 --depth 64
+	exit 0
+fi
 run --fps 30 --io mmap
 run --fps 30 --io mmap --buffers 16
 run --fps 30 --io dmabuf --heap system --buffers 16
