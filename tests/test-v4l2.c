@@ -1,0 +1,797 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-v4l2: real V4L2 frames through libdmaio, against the vivid virtual capture driver.
+ *
+ *   --mode mmap    vivid's own buffers (V4L2_MEMORY_MMAP), exported with VIDIOC_EXPBUF,
+ *                  wrapped with dmaio_import(), written to a file through a queue
+ *                  (dmaio_file_open + dmaio_queue_new + dmaio_submit/dmaio_reap); every byte of
+ *                  the file compared with the frame as V4L2 maps it (mmap of the V4L2 buffer).
+ *   --mode dmabuf  image buffers of ours (dmaio_alloc_image() from --heap, CONTIGUOUS for a CMA
+ *                  heap) queued to vivid as V4L2_MEMORY_DMABUF; vivid captures into them; each
+ *                  frame written out through the queue and compared with the buffer as mapped
+ *                  (dmaio_map + dmaio_sync_begin). The buffers are filled with a position-encoded
+ *                  pattern before every QBUF: every line of every plane must have been written
+ *                  by vivid. With a CMA heap also: an allocation that fits takes CMA memory
+ *                  (CmaFree drops); one larger than the CMA area is refused with -ENOMEM and
+ *                  allocates nothing.
+ *
+ * Both modes check first that dmaio_image_layout() gives what V4L2 reports (bytesperline ==
+ * planes[0].stride, sizeimage == layout.size, the chroma plane of NV12 right after the luma).
+ *
+ * A missing vivid capture node (driver "vivid", V4L2_CAP_VIDEO_CAPTURE) is a skip (77) on the
+ * host and a failure in the test VM (DMAIO_TEST_VM=1) or with --expect-devices.
+ *
+ * Usage: test-v4l2 --mode mmap|dmabuf [--heap NAME] [--expect-devices]
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/videodev2.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+
+#define MAX_BUFS 8
+
+static struct test_args args;
+static bool mode_dmabuf;
+static struct dmaio_ctx *ctx;
+static char vpath[64];
+static unsigned nchecks;
+
+#define CHECK(cond, ...)                                                                      \
+	do {                                                                                  \
+		nchecks++;                                                                    \
+		if (!(cond))                                                                  \
+			fail_msg(__VA_ARGS__);                                                \
+	} while (0)
+
+/* One capture case: a V4L2 format and the DRM fourcc of the same memory layout. */
+struct fmt_case {
+	const char *name;
+	uint32_t v4l2;
+	uint32_t drm;
+	uint32_t width, height;
+	uint32_t stride_align; /* passed to dmaio_image_layout(); the stride is then given to V4L2 */
+};
+
+static const struct fmt_case case_nv12_1080 = { "NV12 1920x1080", V4L2_PIX_FMT_NV12,
+						DRM_FORMAT_NV12, 1920, 1080, 0 };
+static const struct fmt_case case_yuyv_1080 = { "YUYV 1920x1080", V4L2_PIX_FMT_YUYV,
+						DRM_FORMAT_YUYV, 1920, 1080, 0 };
+/* 640 -> a 768-byte stride: V4L2 takes a custom bytesperline, our layout must agree */
+static const struct fmt_case case_nv12_480_pad = { "NV12 640x480 stride 256-aligned",
+						   V4L2_PIX_FMT_NV12, DRM_FORMAT_NV12, 640, 480,
+						   256 };
+static const struct fmt_case case_yuyv_360 = { "YUYV 640x360", V4L2_PIX_FMT_YUYV,
+					       DRM_FORMAT_YUYV, 640, 360, 0 };
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int r;
+
+	do
+		r = ioctl(fd, req, arg);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+static void fourcc_str(uint32_t f, char out[5])
+{
+	for (int i = 0; i < 4; i++) {
+		char c = (char)((f >> (8 * i)) & 0xff);
+
+		out[i] = (c >= 32 && c < 127) ? c : '?';
+	}
+	out[4] = 0;
+}
+
+/* Skip on the host, fail where devices are expected. Does not return. */
+static void no_device(const char *fmt, ...)
+{
+	va_list ap;
+	bool expect = test_expect_devices();
+
+	printf("%s: ", expect ? "FAIL: devices expected (DMAIO_TEST_VM, --expect-devices) but"
+			      : "SKIP");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(expect ? 1 : TEST_SKIP);
+}
+
+/* The first /dev/video* whose driver is vivid and that captures single-planar video. */
+static int open_vivid(char *path, size_t len)
+{
+	int seen = 0;
+
+	for (int i = 0; i < 64; i++) {
+		struct v4l2_capability cap;
+		uint32_t caps;
+		char p[64];
+		int fd;
+
+		snprintf(p, sizeof(p), "/dev/video%d", i);
+		fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		seen++;
+		memset(&cap, 0, sizeof(cap));
+		if (xioctl(fd, VIDIOC_QUERYCAP, &cap) == 0) {
+			caps = (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps
+									  : cap.capabilities;
+			if (strcmp((const char *)cap.driver, "vivid") == 0 &&
+			    (caps & V4L2_CAP_VIDEO_CAPTURE) && (caps & V4L2_CAP_STREAMING)) {
+				snprintf(path, len, "%s", p);
+				printf("# %s: driver %s, card \"%s\", device caps 0x%08x\n", p,
+				       cap.driver, cap.card, caps);
+				return fd;
+			}
+		}
+		close(fd);
+	}
+	no_device("no vivid single-planar capture node among %d /dev/video* nodes "
+		  "(CONFIG_VIDEO_VIVID, multiplanar=1)", seen);
+	return -1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Format and layout */
+
+struct session {
+	const struct fmt_case *fc;
+	int vfd;
+	struct v4l2_pix_format pix;
+	struct dmaio_image_desc desc;
+	struct dmaio_image_layout lay;
+	unsigned nbufs;
+	struct {
+		void *vmap;           /* MMAP: the V4L2 mapping */
+		size_t vlen;
+		struct dmaio_buf *b;  /* MMAP: the import of the EXPBUF fd; DMABUF: ours */
+		uint8_t *bmap;        /* dmaio_map() of b */
+		uint64_t fill_seed;   /* DMABUF: the pattern it holds before QBUF */
+	} bufs[MAX_BUFS];
+};
+
+/* S_FMT as asked (the stride our layout gives when stride_align is set), then check that
+ * dmaio_image_layout() describes exactly what V4L2 reports. */
+static void set_format(struct session *s)
+{
+	const struct fmt_case *fc = s->fc;
+	struct v4l2_format f;
+	struct v4l2_streamparm parm;
+	char got[5], want[5];
+	int rc;
+
+	memset(&s->desc, 0, sizeof(s->desc));
+	s->desc.width = fc->width;
+	s->desc.height = fc->height;
+	s->desc.fourcc = fc->drm;
+	s->desc.modifier = DRM_FORMAT_MOD_LINEAR;
+	s->desc.stride_align = fc->stride_align;
+	rc = dmaio_image_layout(&s->desc, &s->lay);
+	CHECK(rc == 0, "%s: dmaio_image_layout = %s", fc->name, test_errname(rc));
+
+	memset(&f, 0, sizeof(f));
+	f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	f.fmt.pix.width = fc->width;
+	f.fmt.pix.height = fc->height;
+	f.fmt.pix.pixelformat = fc->v4l2;
+	f.fmt.pix.field = V4L2_FIELD_NONE;
+	f.fmt.pix.bytesperline = fc->stride_align > 1 ? s->lay.planes[0].stride : 0;
+	rc = xioctl(s->vfd, VIDIOC_S_FMT, &f);
+	CHECK(rc == 0, "%s: VIDIOC_S_FMT = %s", fc->name, test_errname(rc));
+	memset(&f, 0, sizeof(f));
+	f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	rc = xioctl(s->vfd, VIDIOC_G_FMT, &f);
+	CHECK(rc == 0, "%s: VIDIOC_G_FMT = %s", fc->name, test_errname(rc));
+	s->pix = f.fmt.pix;
+	fourcc_str(s->pix.pixelformat, got);
+	fourcc_str(fc->v4l2, want);
+	CHECK(s->pix.pixelformat == fc->v4l2 && s->pix.width == fc->width &&
+	      s->pix.height == fc->height,
+	      "%s: vivid gives %s %ux%u, asked %s %ux%u", fc->name, got, s->pix.width,
+	      s->pix.height, want, fc->width, fc->height);
+	printf("# %s: V4L2 bytesperline %u sizeimage %u; layout stride %u size %" PRIu64
+	       ", %u planes\n", fc->name, s->pix.bytesperline, s->pix.sizeimage,
+	       s->lay.planes[0].stride, s->lay.size, s->lay.num_planes);
+
+	/* the layout and V4L2 must agree on every byte's place */
+	CHECK(s->lay.planes[0].offset == 0, "%s: plane 0 offset %" PRIu64, fc->name,
+	      s->lay.planes[0].offset);
+	CHECK(s->lay.planes[0].stride == s->pix.bytesperline,
+	      "%s: layout stride %u, V4L2 bytesperline %u", fc->name, s->lay.planes[0].stride,
+	      s->pix.bytesperline);
+	CHECK(s->lay.size == s->pix.sizeimage, "%s: layout size %" PRIu64 ", V4L2 sizeimage %u",
+	      fc->name, s->lay.size, s->pix.sizeimage);
+	if (fc->v4l2 == V4L2_PIX_FMT_NV12) {
+		CHECK(s->lay.num_planes == 2, "%s: %u planes", fc->name, s->lay.num_planes);
+		/* V4L2's NV12: the CbCr plane follows the Y plane, same bytesperline */
+		CHECK(s->lay.planes[1].offset == (uint64_t)s->pix.bytesperline * s->pix.height,
+		      "%s: chroma offset %" PRIu64 ", V4L2 %u x %u", fc->name,
+		      s->lay.planes[1].offset, s->pix.bytesperline, s->pix.height);
+		CHECK(s->lay.planes[1].stride == s->pix.bytesperline, "%s: chroma stride %u",
+		      fc->name, s->lay.planes[1].stride);
+		CHECK(s->lay.planes[1].size == (uint64_t)s->pix.bytesperline * s->pix.height / 2,
+		      "%s: chroma size %" PRIu64, fc->name, s->lay.planes[1].size);
+	} else {
+		CHECK(s->lay.num_planes == 1, "%s: %u planes", fc->name, s->lay.num_planes);
+		CHECK(s->lay.planes[0].size == s->pix.sizeimage, "%s: plane size %" PRIu64,
+		      fc->name, s->lay.planes[0].size);
+	}
+
+	/* 10 fps: vivid's capture thread has slack under TCG. When it runs late, 6.12's
+	 * vivid_thread_vid_cap() can pass a negative timeout to schedule_timeout() (the lateness
+	 * check and the wait read jiffies apart), which prints a stack trace: a VM failure. */
+	memset(&parm, 0, sizeof(parm));
+	parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	parm.parm.capture.timeperframe.numerator = 1;
+	parm.parm.capture.timeperframe.denominator = 10;
+	if (xioctl(s->vfd, VIDIOC_S_PARM, &parm) == 0)
+		printf("# %s: frame interval %u/%u s\n", fc->name,
+		       parm.parm.capture.timeperframe.numerator,
+		       parm.parm.capture.timeperframe.denominator);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Buffers */
+
+static void bufs_mmap(struct session *s)
+{
+	struct v4l2_requestbuffers rb = { .count = 4, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	int rc;
+
+	rc = xioctl(s->vfd, VIDIOC_REQBUFS, &rb);
+	CHECK(rc == 0, "REQBUFS MMAP = %s", test_errname(rc));
+	CHECK(rb.count >= 2 && rb.count <= MAX_BUFS, "REQBUFS gave %u buffers", rb.count);
+	s->nbufs = rb.count;
+	for (unsigned i = 0; i < s->nbufs; i++) {
+		struct v4l2_buffer vb = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+		struct v4l2_exportbuffer eb = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .index = i,
+						.flags = O_RDWR | O_CLOEXEC };
+		int fl;
+
+		rc = xioctl(s->vfd, VIDIOC_QUERYBUF, &vb);
+		CHECK(rc == 0, "QUERYBUF %u = %s", i, test_errname(rc));
+		CHECK(vb.length >= s->pix.sizeimage, "buffer %u: length %u < sizeimage %u", i,
+		      vb.length, s->pix.sizeimage);
+		s->bufs[i].vlen = vb.length;
+		s->bufs[i].vmap = mmap(NULL, vb.length, PROT_READ, MAP_SHARED, s->vfd,
+				       vb.m.offset);
+		CHECK(s->bufs[i].vmap != MAP_FAILED, "mmap of V4L2 buffer %u: %s", i,
+		      strerror(errno));
+		rc = xioctl(s->vfd, VIDIOC_EXPBUF, &eb);
+		CHECK(rc == 0, "EXPBUF %u = %s", i, test_errname(rc));
+		fl = fcntl(eb.fd, F_GETFD);
+		CHECK(fl >= 0 && (fl & FD_CLOEXEC), "EXPBUF fd not close-on-exec");
+		rc = dmaio_import(ctx, eb.fd, 0, &s->bufs[i].b);
+		close(eb.fd); /* the import holds its own duplicate */
+		CHECK(rc == 0, "dmaio_import(EXPBUF fd of buffer %u) = %s", i, test_errname(rc));
+		CHECK(dmaio_buf_kind(s->bufs[i].b) == DMAIO_BUF_IMPORTED, "kind %d",
+		      dmaio_buf_kind(s->bufs[i].b));
+		CHECK(dmaio_buf_size(s->bufs[i].b) >= s->pix.sizeimage,
+		      "imported size %zu < sizeimage %u", dmaio_buf_size(s->bufs[i].b),
+		      s->pix.sizeimage);
+		rc = dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap);
+		CHECK(rc == 0, "dmaio_map(import %u) = %s", i, test_errname(rc));
+	}
+}
+
+/* A "too large" or a "no such provider" from the heap means skip on the host. */
+static void alloc_failed(const struct session *s, int rc)
+{
+	if (test_is_skip_err(rc))
+		no_device("dmaio_alloc_image(%s, heap %s) = %s", s->fc->name, args.heap,
+			  test_errname(rc));
+	fail_msg("dmaio_alloc_image(%s, heap %s) = %s", s->fc->name, args.heap, test_errname(rc));
+}
+
+static bool heap_is_cma(void)
+{
+	return strcmp(args.heap, "cma") == 0;
+}
+
+static void bufs_dmabuf(struct session *s)
+{
+	struct v4l2_requestbuffers rb = { .count = 4, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_DMABUF };
+	const char *provs[2] = { args.heap_name, NULL };
+	int rc;
+
+	rc = xioctl(s->vfd, VIDIOC_REQBUFS, &rb);
+	CHECK(rc == 0, "REQBUFS DMABUF = %s", test_errname(rc));
+	CHECK(rb.count >= 2 && rb.count <= MAX_BUFS, "REQBUFS gave %u buffers", rb.count);
+	s->nbufs = rb.count;
+	for (unsigned i = 0; i < s->nbufs; i++) {
+		struct dmaio_alloc_opts o;
+		struct dmaio_image_layout lay;
+		char name[DMAIO_BUF_NAME_MAX];
+
+		memset(&o, 0, sizeof(o));
+		snprintf(name, sizeof(name), "v4l2-test-%u", i);
+		o.providers = provs;
+		o.flags = heap_is_cma() ? DMAIO_ALLOC_CONTIGUOUS : 0;
+		o.name = name;
+		memset(&lay, 0xa5, sizeof(lay));
+		rc = dmaio_alloc_image(ctx, &s->desc, &o, &s->bufs[i].b, &lay);
+		if (rc)
+			alloc_failed(s, rc);
+		CHECK(strcmp(dmaio_buf_provider(s->bufs[i].b), args.heap_name) == 0,
+		      "provider %s, asked %s", dmaio_buf_provider(s->bufs[i].b), args.heap_name);
+		CHECK(lay.size == s->lay.size && lay.num_planes == s->lay.num_planes &&
+		      lay.planes[0].stride == s->lay.planes[0].stride &&
+		      lay.planes[s->lay.num_planes - 1].offset ==
+			      s->lay.planes[s->lay.num_planes - 1].offset,
+		      "dmaio_alloc_image's layout differs from dmaio_image_layout's");
+		CHECK(dmaio_buf_size(s->bufs[i].b) == s->lay.size, "buffer size %zu, layout %" PRIu64,
+		      dmaio_buf_size(s->bufs[i].b), s->lay.size);
+		rc = dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap);
+		CHECK(rc == 0, "dmaio_map = %s", test_errname(rc));
+	}
+}
+
+/* DMABUF: fill the buffer with its pattern, so that what vivid did not write stays visible. */
+static void fill_before_qbuf(struct session *s, unsigned i, uint64_t seed)
+{
+	size_t sz = s->lay.size;
+
+	CHECK(dmaio_sync_begin(s->bufs[i].b, DMAIO_SYNC_WRITE) == 0, "sync_begin(WRITE)");
+	pat_fill(s->bufs[i].bmap, sz, seed, 0);
+	CHECK(dmaio_sync_end(s->bufs[i].b, DMAIO_SYNC_WRITE) == 0, "sync_end(WRITE)");
+	s->bufs[i].fill_seed = seed;
+}
+
+static void qbuf(struct session *s, unsigned i)
+{
+	struct v4l2_buffer vb = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	int rc;
+
+	if (mode_dmabuf) {
+		vb.memory = V4L2_MEMORY_DMABUF;
+		vb.m.fd = dmaio_buf_fd(s->bufs[i].b);
+		vb.length = (uint32_t)dmaio_buf_size(s->bufs[i].b);
+	} else {
+		vb.memory = V4L2_MEMORY_MMAP;
+	}
+	rc = xioctl(s->vfd, VIDIOC_QBUF, &vb);
+	CHECK(rc == 0, "QBUF %u = %s", i, test_errname(rc));
+}
+
+/* Wait (poll; vivid under TCG is slow) for one filled buffer. */
+static void dqbuf(struct session *s, struct v4l2_buffer *vb)
+{
+	for (int tries = 0;; tries++) {
+		struct pollfd p = { .fd = s->vfd, .events = POLLIN };
+		int rc;
+
+		memset(vb, 0, sizeof(*vb));
+		vb->type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+		vb->memory = mode_dmabuf ? V4L2_MEMORY_DMABUF : V4L2_MEMORY_MMAP;
+		rc = xioctl(s->vfd, VIDIOC_DQBUF, vb);
+		if (rc == 0)
+			break;
+		CHECK(rc == -EAGAIN, "DQBUF = %s", test_errname(rc));
+		CHECK(tries < 60, "no frame from vivid in 60 s");
+		rc = poll(&p, 1, 1000);
+		CHECK(rc >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+	}
+	CHECK(vb->index < s->nbufs, "DQBUF index %u", vb->index);
+	CHECK(!(vb->flags & V4L2_BUF_FLAG_ERROR), "buffer %u flagged ERROR", vb->index);
+	CHECK(vb->bytesused == s->pix.sizeimage, "bytesused %u, sizeimage %u", vb->bytesused,
+	      s->pix.sizeimage);
+}
+
+/* DMABUF: vivid wrote every line of every plane (no line still holds the fill pattern) and
+ * nearly every byte (a byte may equal the pattern by chance). */
+static void check_written_by_vivid(struct session *s, unsigned i, unsigned frame)
+{
+	const uint8_t *m = s->bufs[i].bmap;
+	uint64_t seed = s->bufs[i].fill_seed, same = 0, total = 0;
+	/* bytes of picture per line: NV12 luma and chroma lines are width bytes, YUYV 2 x width */
+	uint64_t vis = (uint64_t)s->fc->width * (s->fc->v4l2 == V4L2_PIX_FMT_YUYV ? 2 : 1);
+
+	for (unsigned p = 0; p < s->lay.num_planes; p++) {
+		const struct dmaio_plane *pl = &s->lay.planes[p];
+
+		for (uint64_t off = pl->offset; off < pl->offset + pl->size; off += pl->stride) {
+			long long bad = pat_check(m + off, pl->stride, seed, off);
+
+			CHECK(bad >= 0, "frame %u (buffer %u): plane %u line at %" PRIu64
+			      " not written by vivid", frame, i, p, off);
+		}
+	}
+	/* the picture bytes of each line (a padded stride's tail is not vivid's to write) */
+	for (unsigned p = 0; p < s->lay.num_planes; p++) {
+		const struct dmaio_plane *pl = &s->lay.planes[p];
+
+		for (uint64_t off = pl->offset; off < pl->offset + pl->size; off += pl->stride) {
+			for (uint64_t x = off; x < off + vis; x++)
+				same += m[x] == pat_byte(seed, x);
+			total += vis;
+		}
+	}
+	CHECK(same < total / 16, "frame %u: %" PRIu64 " of %" PRIu64
+	      " picture bytes still hold the fill pattern", frame, same, total);
+}
+
+static void bufs_free(struct session *s)
+{
+	struct v4l2_requestbuffers rb = { .count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = mode_dmabuf ? V4L2_MEMORY_DMABUF
+								: V4L2_MEMORY_MMAP };
+
+	for (unsigned i = 0; i < s->nbufs; i++) {
+		if (s->bufs[i].vmap && s->bufs[i].vmap != MAP_FAILED)
+			munmap(s->bufs[i].vmap, s->bufs[i].vlen);
+		s->bufs[i].vmap = NULL;
+	}
+	/* vivid lets go of the buffers (and of our dma-bufs) first */
+	CHECK(xioctl(s->vfd, VIDIOC_REQBUFS, &rb) == 0, "REQBUFS 0");
+	for (unsigned i = 0; i < s->nbufs; i++) {
+		dmaio_free(s->bufs[i].b);
+		s->bufs[i].b = NULL;
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Capture -> queue -> file -> compare */
+
+static void capture_case(const struct fmt_case *fc)
+{
+	struct session s;
+	unsigned nframes = args.quick ? 4 : 12, frame = 0, gaps = 0, ndiffer = 0;
+	enum v4l2_buf_type type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	struct dmaio_file *file = NULL;
+	struct dmaio_queue *q = NULL;
+	uint8_t **copy, *rd;
+	char path[512];
+	uint32_t last_seq = 0;
+	size_t fsz;
+	int fd, rc, path_used = -1;
+
+	uint8_t fds_before[1024];
+	int nnew = 0;
+
+	test_fd_snapshot(fds_before, (int)sizeof(fds_before));
+	memset(&s, 0, sizeof(s));
+	s.fc = fc;
+	s.vfd = open(vpath, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	CHECK(s.vfd >= 0, "open %s: %s", vpath, strerror(errno));
+	set_format(&s);
+	fsz = s.pix.sizeimage;
+	if (mode_dmabuf)
+		bufs_dmabuf(&s);
+	else
+		bufs_mmap(&s);
+
+	/* the file: frame k at k * sizeimage, prefilled so an unwritten byte shows, a guard after */
+	fd = test_tmpfile(NULL, path, sizeof(path));
+	rc = file_fill_pattern(fd, 0, nframes * fsz + 4096, SEED_DEST);
+	CHECK(rc == 0, "prefill = %s", test_errname(rc));
+	rc = dmaio_file_open(ctx, fd, 0, &file);
+	CHECK(rc == 0, "dmaio_file_open = %s", test_errname(rc));
+	rc = dmaio_queue_new(ctx, 8, 0, &q);
+	CHECK(rc == 0, "dmaio_queue_new = %s", test_errname(rc));
+	copy = calloc(nframes, sizeof(*copy));
+	rd = malloc(fsz);
+	CHECK(copy && rd, "out of memory");
+
+	/* every descriptor made for the buffers, imports, file and queue is close-on-exec */
+	CHECK(test_check_new_fds_cloexec(fds_before, (int)sizeof(fds_before), fc->name, &nnew) == 0,
+	      "%s: descriptors without FD_CLOEXEC", fc->name);
+	CHECK(nnew > 0, "no new descriptors counted");
+	for (unsigned i = 0; i < s.nbufs; i++) {
+		if (mode_dmabuf)
+			fill_before_qbuf(&s, i, SEED_GUARD + i);
+		qbuf(&s, i);
+	}
+	rc = xioctl(s.vfd, VIDIOC_STREAMON, &type);
+	CHECK(rc == 0, "STREAMON = %s", test_errname(rc));
+
+	while (frame < nframes) {
+		struct v4l2_buffer got[MAX_BUFS];
+		struct dmaio_io ios[MAX_BUFS];
+		struct dmaio_done done[MAX_BUFS];
+		unsigned n = 0, want = s.nbufs - 1, reaped = 0;
+
+		/* several frames at once, so several writes are in the queue together (one buffer
+		 * stays with vivid so it keeps capturing) */
+		if (want > nframes - frame)
+			want = nframes - frame;
+		if (want == 0)
+			want = 1;
+		while (n < want) {
+			dqbuf(&s, &got[n]);
+			if (frame + n > 0 && got[n].sequence != last_seq + 1)
+				gaps++;
+			last_seq = got[n].sequence;
+			memset(&ios[n], 0, sizeof(ios[n]));
+			ios[n].op = DMAIO_OP_WRITE;
+			ios[n].buf = s.bufs[got[n].index].b;
+			ios[n].buf_off = 0;
+			ios[n].file = file;
+			ios[n].file_off = (int64_t)((frame + n) * fsz);
+			ios[n].len = fsz;
+			ios[n].user_data = frame + n;
+			n++;
+		}
+		rc = dmaio_submit(q, ios, n);
+		CHECK(rc == (int)n, "dmaio_submit(%u frames) = %s", n, test_errname(rc));
+		while (reaped < n) {
+			rc = dmaio_reap(q, done + reaped, n - reaped, n - reaped, -1);
+			CHECK(rc > 0, "dmaio_reap = %s", test_errname(rc));
+			reaped += (unsigned)rc;
+		}
+		for (unsigned j = 0; j < n; j++) {
+			CHECK(done[j].res == (int64_t)fsz, "write of frame %" PRIu64 " = %s",
+			      done[j].user_data, test_errname(done[j].res));
+			if (path_used < 0)
+				path_used = done[j].path;
+		}
+		for (unsigned j = 0; j < n; j++) {
+			unsigned idx = got[j].index, k = frame + j;
+			const uint8_t *ref;
+			long long bad;
+
+			rc = dmaio_sync_begin(s.bufs[idx].b, DMAIO_SYNC_READ);
+			CHECK(rc == 0, "sync_begin(READ) = %s", test_errname(rc));
+			/* MMAP: the frame as V4L2 maps it; DMABUF: as our mapping shows it */
+			ref = mode_dmabuf ? s.bufs[idx].bmap : (const uint8_t *)s.bufs[idx].vmap;
+			if (!mode_dmabuf) {
+				/* the import maps the same memory */
+				bad = mem_first_diff(ref, s.bufs[idx].bmap, fsz);
+				CHECK(bad < 0, "frame %u: dmaio_map of the import differs from the "
+				      "V4L2 mmap at byte %lld", k, bad);
+			} else {
+				check_written_by_vivid(&s, idx, k);
+			}
+			copy[k] = malloc(fsz);
+			CHECK(copy[k] != NULL, "out of memory");
+			memcpy(copy[k], ref, fsz);
+			CHECK(pread_full(fd, rd, fsz, (off_t)(k * fsz)) == (ssize_t)fsz, "pread");
+			bad = mem_first_diff(rd, ref, fsz);
+			CHECK(bad < 0, "%s frame %u (buffer %u, sequence %u): the file differs from "
+			      "the frame at byte %lld (file 0x%02x, frame 0x%02x)", fc->name, k, idx,
+			      got[j].sequence, bad, bad >= 0 ? rd[bad] : 0, bad >= 0 ? ref[bad] : 0);
+			CHECK(dmaio_sync_end(s.bufs[idx].b, DMAIO_SYNC_READ) == 0, "sync_end");
+			if (k > 0 && mem_first_diff(copy[k - 1], copy[k], fsz) >= 0)
+				ndiffer++;
+			if (mode_dmabuf)
+				fill_before_qbuf(&s, idx, SEED_GUARD + 16 * (k + 1) + idx);
+			qbuf(&s, idx);
+		}
+		frame += n;
+	}
+	rc = xioctl(s.vfd, VIDIOC_STREAMOFF, &type);
+	CHECK(rc == 0, "STREAMOFF = %s", test_errname(rc));
+
+	/* the whole file again: each frame where it belongs, nothing after the last one */
+	for (unsigned k = 0; k < nframes; k++) {
+		long long bad;
+
+		CHECK(pread_full(fd, rd, fsz, (off_t)(k * fsz)) == (ssize_t)fsz, "pread");
+		bad = mem_first_diff(rd, copy[k], fsz);
+		CHECK(bad < 0, "%s: frame %u of the file changed after its write (byte %lld)",
+		      fc->name, k, bad);
+		free(copy[k]);
+	}
+	{
+		long long bad = file_check_pattern(fd, (off_t)(nframes * fsz), 4096, SEED_DEST,
+						   nframes * fsz);
+		CHECK(bad == -1, "%s: the guard after the last frame was written (at %lld)",
+		      fc->name, bad);
+	}
+	printf("# %s, %s: %u frames byte-exact (%zu bytes each) via %s, sequence gaps %u, "
+	       "%u of %u frames differ from the one before\n", fc->name,
+	       mode_dmabuf ? args.heap_name : "MMAP+EXPBUF", nframes, fsz,
+	       dmaio_path_name(path_used) ? dmaio_path_name(path_used) : "?", gaps, ndiffer,
+	       nframes - 1);
+	free(copy);
+	free(rd);
+	dmaio_queue_free(q);
+	dmaio_file_close(file);
+	close(fd);
+	unlink(path);
+	bufs_free(&s);
+	close(s.vfd);
+}
+
+static void test_nv12_1080(void **state)
+{
+	(void)state;
+	capture_case(&case_nv12_1080);
+}
+
+static void test_yuyv_1080(void **state)
+{
+	(void)state;
+	capture_case(&case_yuyv_1080);
+}
+
+static void test_nv12_padded(void **state)
+{
+	(void)state;
+	capture_case(&case_nv12_480_pad);
+}
+
+static void test_yuyv_360(void **state)
+{
+	(void)state;
+	capture_case(&case_yuyv_360);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* CMA: memory really taken from the CMA area; too large refused, nothing allocated */
+
+static long meminfo_kib(const char *key)
+{
+	char line[256];
+	size_t kl = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			v = strtol(line + kl + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static void test_cma_limits(void **state)
+{
+	const char *provs[2] = { args.heap_name, NULL };
+	struct dmaio_alloc_opts o;
+	struct dmaio_image_desc d;
+	struct dmaio_image_layout lay;
+	struct dmaio_buf *b = NULL;
+	long total = meminfo_kib("CmaTotal"), free0, free1, free2;
+	int fds0, rc;
+
+	(void)state;
+	CHECK(total > 0, "no CmaTotal in /proc/meminfo with CMA heap %s", args.heap_name);
+	printf("# CMA area: CmaTotal %ld KiB, CmaFree %ld KiB\n", total, meminfo_kib("CmaFree"));
+
+	/* a 4K NV12 frame fits (12 MiB of a 64 MiB area): CmaFree drops by at least its size */
+	memset(&o, 0, sizeof(o));
+	o.flags = DMAIO_ALLOC_CONTIGUOUS;
+	memset(&d, 0, sizeof(d));
+	d.width = 3840;
+	d.height = 2160;
+	d.fourcc = DRM_FORMAT_NV12;
+	free0 = meminfo_kib("CmaFree");
+	rc = dmaio_alloc_image(ctx, &d, &o, &b, &lay); /* providers NULL: the library picks a CMA heap */
+	CHECK(rc == 0, "CONTIGUOUS 4K NV12 (heap NULL) = %s", test_errname(rc));
+	free1 = meminfo_kib("CmaFree");
+	printf("# CONTIGUOUS 4K NV12: provider %s, %" PRIu64 " bytes, CmaFree %ld -> %ld KiB\n",
+	       dmaio_buf_provider(b), lay.size, free0, free1);
+	/* CmaFree drops by less than the size (movable pages that had borrowed the area are
+	 * migrated out), and pagemap cannot see the heap's VM_PFNMAP mapping: the proof that the
+	 * memory is the CMA area's is that the area runs out. 4K frames are allocated until the
+	 * kernel refuses (each alone fits under CmaTotal: the refusal is the kernel's, -ENOMEM);
+	 * no more than CmaTotal can have been handed out. */
+	CHECK(free1 < free0, "CmaFree did not drop (%ld -> %ld KiB)", free0, free1);
+	{
+		struct dmaio_buf *more[16] = { b };
+		unsigned n = 1;
+		int fds = test_count_fds();
+
+		o.providers = provs;
+		for (; n < ARRAY_SIZE(more); n++) {
+			more[n] = NULL;
+			rc = dmaio_alloc_image(ctx, &d, &o, &more[n], &lay);
+			if (rc)
+				break;
+		}
+		printf("# %u CONTIGUOUS 4K NV12 frames (%" PRIu64 " KiB) from %s, then %s\n", n,
+		       n * lay.size / 1024, args.heap_name, test_errname(rc));
+		CHECK(rc == -ENOMEM, "allocation %u from the full CMA area = %s, want -ENOMEM", n + 1,
+		      test_errname(rc));
+		CHECK(more[n] == NULL, "a buffer was returned with the refusal");
+		CHECK((long)(n * lay.size / 1024) <= total, "%u x %" PRIu64 " bytes from a %ld KiB "
+		      "area: not CMA memory", n, lay.size, total);
+		for (unsigned j = 0; j < n; j++)
+			dmaio_free(more[j]);
+		/* fds counted with the first buffer: it and the others are gone now */
+		CHECK(test_count_fds() < fds, "fds %d with 1 buffer, %d after freeing all", fds,
+		      test_count_fds());
+		o.providers = NULL;
+	}
+	b = NULL;
+	/* the area is whole again */
+	rc = dmaio_alloc_image(ctx, &d, &o, &b, &lay);
+	CHECK(rc == 0, "CONTIGUOUS 4K NV12 after freeing = %s", test_errname(rc));
+	dmaio_free(b);
+	b = NULL;
+
+	/* larger than the whole CMA area: refused before the kernel is asked */
+	fds0 = test_count_fds();
+	free0 = meminfo_kib("CmaFree");
+	d.width = 4096;
+	d.height = (uint32_t)(((uint64_t)total * 1024 / (4096 * 3 / 2) + 16) & ~1ull);
+	o.providers = provs;
+	rc = dmaio_alloc_image(ctx, &d, &o, &b, &lay);
+	CHECK(rc == -ENOMEM, "NV12 4096x%u (> CmaTotal) from %s = %s, want -ENOMEM", d.height,
+	      args.heap_name, test_errname(rc));
+	CHECK(b == NULL, "a buffer was returned with the refusal");
+	o.providers = NULL;
+	rc = dmaio_alloc_ex(ctx, (size_t)total * 1024 + MiB, &o, &b);
+	CHECK(rc == -ENOMEM, "dmaio_alloc_ex(CmaTotal + 1 MiB, CONTIGUOUS) = %s, want -ENOMEM",
+	      test_errname(rc));
+	CHECK(b == NULL, "a buffer was returned with the refusal");
+	free2 = meminfo_kib("CmaFree");
+	CHECK(test_count_fds() == fds0, "fds %d -> %d after the refusals", fds0, test_count_fds());
+	CHECK(free2 >= free0 - 64, "CmaFree %ld -> %ld KiB after the refusals", free0, free2);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nv12_1080),
+		cmocka_unit_test(test_yuyv_1080),
+		cmocka_unit_test(test_nv12_padded),
+		cmocka_unit_test(test_yuyv_360),
+	};
+	const struct CMUnitTest cma_tests[] = {
+		cmocka_unit_test(test_cma_limits),
+	};
+	char *rest[8];
+	int nrest = 0, rc, vfd;
+	const char *mode = NULL;
+
+	/* --mode is ours; the rest goes to the common parser */
+	rest[nrest++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
+			mode = argv[++i];
+		else if (strncmp(argv[i], "--mode=", 7) == 0)
+			mode = argv[i] + 7;
+		else if (nrest < (int)ARRAY_SIZE(rest) - 1)
+			rest[nrest++] = argv[i];
+	}
+	rest[nrest] = NULL;
+	if (!mode || (strcmp(mode, "mmap") && strcmp(mode, "dmabuf"))) {
+		fprintf(stderr, "usage: %s --mode mmap|dmabuf [--heap NAME] [--expect-devices]\n",
+			argv[0]);
+		return 2;
+	}
+	mode_dmabuf = strcmp(mode, "dmabuf") == 0;
+	test_parse_args(nrest, rest, &args, "system");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (mode_dmabuf && test_expected_kind(args.heap_name) != DMAIO_BUF_HEAP) {
+		fprintf(stderr, "test-v4l2 --mode dmabuf takes a dma-heap name, not %s\n", args.heap);
+		return 2;
+	}
+	vfd = open_vivid(vpath, sizeof(vpath));
+	close(vfd);
+	assert_int_equal(dmaio_ctx_new(&ctx), 0);
+	rc = cmocka_run_group_tests_name(mode_dmabuf ? args.heap : "mmap", tests, NULL, NULL);
+	if (mode_dmabuf && heap_is_cma())
+		rc |= cmocka_run_group_tests_name("cma limits", cma_tests, NULL, NULL);
+	printf("# %u checks\n", nchecks);
+	dmaio_ctx_free(ctx);
+	test_cleanup();
+	return rc ? 1 : 0;
+}
