@@ -2061,6 +2061,7 @@ static void usage(FILE *out)
 		"  --plot FILE.png   plot bandwidth per method and size (writes FILE.png.gp, runs gnuplot)\n"
 		"  --quick           a short subset: sizes 16M,256M, 3 runs\n"
 		"  --keep            keep the test file\n"
+		"  --version         print the version of dmaio-bench and of the libdmaio it runs with\n"
 		"  -h, --help        this help\n"
 		"\n"
 		"MB/s are 10^6 bytes/s. CPU is user+sys of the process (getrusage RUSAGE_SELF, io_uring\n"
@@ -2111,6 +2112,7 @@ int main(int argc, char **argv)
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "same-buffers", no_argument, NULL, OPT_SAME },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'R' },
 		WL_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2257,6 +2259,14 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'R': {
+			unsigned lv = dmaio_version();
+
+			printf("dmaio-bench %d.%d.%d (libdmaio %u.%u.%u)\n", DMAIO_VERSION_MAJOR,
+			       DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO, lv >> 16, (lv >> 8) & 0xff,
+			       lv & 0xff);
+			return 0;
+		}
 		default:
 			if (c >= WL_OPT_BASE && c < WL_OPT_BASE + WL_NOPTS) {
 				if (wl_option(c - WL_OPT_BASE, optarg) < 0)
