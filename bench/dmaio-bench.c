@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -1939,6 +1940,25 @@ static void print_targets(void)
 	}
 }
 
+/* The gnuplot terminal for the plot file's extension (.png, .svg, .pdf), NULL for another. */
+static const char *plot_terminal(const char *file, int height)
+{
+	static char t[96];
+	const char *dot = strrchr(file, '.');
+
+	if (!dot || strchr(dot, '/'))
+		return NULL;
+	if (!strcasecmp(dot, ".png"))
+		snprintf(t, sizeof(t), "pngcairo size 1400,%d noenhanced font ',10'", height);
+	else if (!strcasecmp(dot, ".svg"))
+		snprintf(t, sizeof(t), "svg size 1400,%d noenhanced font ',10'", height);
+	else if (!strcasecmp(dot, ".pdf"))
+		snprintf(t, sizeof(t), "pdfcairo size 14in,%.1fin noenhanced font ',10'", height / 100.0);
+	else
+		return NULL;
+	return t;
+}
+
 /* gnuplot: one panel per direction and mode, bandwidth against size, one line per method */
 static void write_plot(void)
 {
@@ -1971,7 +1991,7 @@ static void write_plot(void)
 				}
 				fprintf(f, "EOD\n");
 			}
-	fprintf(f, "set terminal pngcairo size 1400,%d noenhanced font ',10'\n", np > 2 ? 1000 : 520);
+	fprintf(f, "set terminal %s\n", plot_terminal(o.plot, np > 2 ? 1000 : 520));
 	fprintf(f, "set output '%s'\n", o.plot);
 	fprintf(f, "set multiplot layout %d,%d title 'dmaio-bench: %s buffer, %s'\n", np > 2 ? 2 : 1,
 		np > 1 ? 2 : 1, providers_str(), o.dir);
@@ -2058,9 +2078,11 @@ static void usage(FILE *out)
 		"  --same-buffers    keep the buffers of the first run (default: new memory for every run,\n"
 		"                    as physical placement alone moves bandwidth by up to 2x here)\n"
 		"  --csv FILE        write the results as CSV\n"
-		"  --plot FILE.png   plot bandwidth per method and size (writes FILE.png.gp, runs gnuplot)\n"
+		"  --plot FILE       plot bandwidth per method and size, PNG, SVG or PDF by FILE's\n"
+		"                    extension (.png/.svg/.pdf; writes FILE.gp too, runs gnuplot)\n"
 		"  --quick           a short subset: sizes 16M,256M, 3 runs\n"
 		"  --keep            keep the test file\n"
+		"  --version         print the version of dmaio-bench and of the libdmaio it runs with\n"
 		"  -h, --help        this help\n"
 		"\n"
 		"MB/s are 10^6 bytes/s. CPU is user+sys of the process (getrusage RUSAGE_SELF, io_uring\n"
@@ -2111,6 +2133,7 @@ int main(int argc, char **argv)
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "same-buffers", no_argument, NULL, OPT_SAME },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'R' },
 		WL_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2244,6 +2267,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PLOT:
 			o.plot = optarg;
+			if (!plot_terminal(o.plot, 520)) {
+				fprintf(stderr, PROG ": --plot %s: the name must end in .png, .svg or .pdf\n", optarg);
+				return 2;
+			}
 			break;
 		case OPT_QUICK:
 			o.quick = true;
@@ -2257,6 +2284,14 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'R': {
+			unsigned lv = dmaio_version();
+
+			printf("dmaio-bench %d.%d.%d (libdmaio %u.%u.%u)\n", DMAIO_VERSION_MAJOR,
+			       DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO, lv >> 16, (lv >> 8) & 0xff,
+			       lv & 0xff);
+			return 0;
+		}
 		default:
 			if (c >= WL_OPT_BASE && c < WL_OPT_BASE + WL_NOPTS) {
 				if (wl_option(c - WL_OPT_BASE, optarg) < 0)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * dmaio-cp: copy a file through a dma-buf: SRC -> buffer -> DST, each direction by the path libdmaio
- * chooses (or the one forced with --path), in chunks of the buffer size.
+ * chooses (or the one forced with --path), in chunks of the buffer size. A SRC or DST that cannot
+ * be read or written at an offset (a pipe, a terminal, /dev/stdin) is streamed through the
+ * buffer's CPU mapping with read()/write() instead; --verify refuses such files.
  */
 #include <dmaio.h>
 
@@ -23,6 +25,8 @@
 #define BUF_MAX (256 * MIB)
 #define BUF_MIN MIB
 #define VERIFY_CHUNK (4 * MIB)
+#define STREAM_BUF (8 * MIB)  /* the buffer for a SRC of unknown size (a pipe) */
+#define TTY_STEP (16 * MIB)   /* bytes per library call when a progress bar is shown */
 
 struct dir_stats {
 	uint64_t bytes;
@@ -34,8 +38,13 @@ struct dir_stats {
 };
 
 struct progress {
-	bool on;
-	bool shown;
+	bool on;       /* show progress (not --no-progress) */
+	bool tty;      /* one line rewritten in place; else plain lines */
+	bool shown;    /* the tty line is on the screen */
+	bool printed;  /* something was shown in this phase */
+	const char *phase;
+	uint64_t delay;  /* ns before the first report */
+	uint64_t period; /* ns between reports */
 	uint64_t total;
 	uint64_t t0;
 	uint64_t last;
@@ -84,6 +93,27 @@ static double mbps(uint64_t bytes, uint64_t ns)
 	return ns ? (double)bytes * 1000.0 / (double)ns : 0.0;
 }
 
+/* where progress goes: a terminal gets one line rewritten in place (first after 1 s, then every
+ * 250 ms), anything else plain lines (every 5 s); --progress-interval MS sets both times */
+static void progress_init(struct progress *p, bool on, long interval_ms)
+{
+	p->on = on;
+	p->tty = interactive(STDERR_FILENO);
+	p->delay = p->tty ? 1000000000ull : 5000000000ull;
+	p->period = p->tty ? 250000000ull : 5000000000ull;
+	if (interval_ms >= 0)
+		p->delay = p->period = (uint64_t)interval_ms * 1000000ull;
+}
+
+static void progress_start(struct progress *p, const char *phase, uint64_t total)
+{
+	p->phase = phase;
+	p->total = total;
+	p->t0 = now_ns();
+	p->last = 0;
+	p->printed = false;
+}
+
 static void progress_update(struct progress *p, uint64_t done)
 {
 	uint64_t t = now_ns(), el;
@@ -93,9 +123,9 @@ static void progress_update(struct progress *p, uint64_t done)
 	if (!p->on)
 		return;
 	el = t - p->t0;
-	if (el < 1000000000ull || (p->shown && t - p->last < 250000000ull))
+	if (el < p->delay || (p->printed && t - p->last < p->period))
 		return;
-	rate = (double)done / ((double)el / 1e9);
+	rate = el ? (double)done / ((double)el / 1e9) : 0.0;
 	human_size(a, sizeof(a), done);
 	human_size(b, sizeof(b), p->total);
 	if (rate > 0 && p->total > done) {
@@ -105,9 +135,16 @@ static void progress_update(struct progress *p, uint64_t done)
 	} else {
 		snprintf(eta, sizeof(eta), p->total > done ? "ETA -:--" : "ETA 0:00");
 	}
-	fprintf(stderr, "\r\033[K%s / %s  %.0f MB/s  %s", a, b, rate / 1e6, eta);
+	if (!p->total) /* a stream: no size, no ETA */
+		snprintf(b, sizeof(b), "?"), snprintf(eta, sizeof(eta), "ETA ?");
+	if (p->tty) {
+		fprintf(stderr, "\r\033[K%s: %s / %s  %.0f MB/s  %s", p->phase, a, b, rate / 1e6, eta);
+		p->shown = true;
+	} else {
+		fprintf(stderr, PROG ": %s: %s / %s  %.0f MB/s  %s\n", p->phase, a, b, rate / 1e6, eta);
+	}
 	fflush(stderr);
-	p->shown = true;
+	p->printed = true;
 	p->last = t;
 }
 
@@ -144,6 +181,17 @@ static void io_error(const char *what, const char *name, int err, unsigned flags
 		fprintf(stderr, PROG ": %s %s: %s\n", what, name, strerror(-err));
 }
 
+/* The name of path @p for a buffer of @kind: the udmabuf-direct path serving a memfd buffer
+ * (O_DIRECT into the memfd's pages, no udmabuf involved) is shown as what it does. */
+static const char *path_label(int kind, int p)
+{
+	if (kind == DMAIO_BUF_MEMFD && p == DMAIO_PATH_UDMABUF_DIRECT)
+		return "memfd-direct";
+	return dmaio_path_name(p);
+}
+
+static int buf_kind = -1;
+
 static void report_dir(const char *what, const char *name, const struct dir_stats *d)
 {
 	int p, n = 0;
@@ -158,19 +206,19 @@ static void report_dir(const char *what, const char *name, const struct dir_stat
 	} else if (n == 1) {
 		for (p = 0; p < DMAIO_PATH_COUNT; p++)
 			if (d->path_bytes[p])
-				printf("path %s", dmaio_path_name(p));
+				printf("path %s", path_label(buf_kind, p));
 	} else {
 		printf("paths");
 		for (p = 0; p < DMAIO_PATH_COUNT; p++)
 			if (d->path_bytes[p])
-				printf(" %s (%" PRIu64 " bytes)", dmaio_path_name(p), d->path_bytes[p]);
+				printf(" %s (%" PRIu64 " bytes)", path_label(buf_kind, p), d->path_bytes[p]);
 	}
 	printf(" (%" PRIu64 " calls, %" PRIu64 " fallbacks, %" PRIu64 " unaligned bytes)\n", d->calls,
 	       d->fallbacks, d->unaligned);
 }
 
 /* Re-read both files (page cache dropped first, so DST comes from the disk) and compare. */
-static int verify(const char *src, const char *dst, uint64_t expect)
+static int verify(const char *src, const char *dst, uint64_t expect, struct progress *prog)
 {
 	unsigned char *a = NULL, *b = NULL;
 	int fa = -1, fb = -1, ret = 1;
@@ -237,9 +285,11 @@ static int verify(const char *src, const char *dst, uint64_t expect)
 			goto out;
 		}
 		off += n;
+		progress_update(prog, off);
 		if (na < (ssize_t)VERIFY_CHUNK)
 			break;
 	}
+	progress_clear(prog);
 	if (off != expect)
 		fprintf(stderr, PROG ": verify: note: %s has %" PRIu64 " bytes, %" PRIu64 " were copied\n", src,
 			off, expect);
@@ -247,6 +297,7 @@ static int verify(const char *src, const char *dst, uint64_t expect)
 		printf("verify: %" PRIu64 " bytes identical (re-read from the files)\n", off);
 	ret = 0;
 out:
+	progress_clear(prog);
 	free(a);
 	free(b);
 	if (fa >= 0)
@@ -261,7 +312,7 @@ static void usage(FILE *out)
 	int p;
 
 	fprintf(out,
-		"Usage: " PROG " [--heap H] [--path P] [--verify] [-v] SRC DST\n"
+		"Usage: " PROG " [--heap H] [--path P] [--verify] [--no-progress] [-v] SRC DST\n"
 		"Copy SRC to DST through a dma-buf: SRC is read into the buffer and the buffer written\n"
 		"to DST, in chunks of the buffer size (the file size, at most 256 MiB).\n"
 		"\n"
@@ -274,10 +325,16 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"  --verify    re-read both files afterwards and compare them byte for byte\n"
+		"  --no-progress  no progress reports\n"
+		"  --progress-interval MS  report progress every MS milliseconds (also the first)\n"
 		"  -v          report the path of each direction, bytes and MB/s\n"
+		"  --version   print the version of dmaio-cp and of the libdmaio it runs with\n"
 		"  -h, --help  this help\n"
 		"\n"
-		"DST may be a directory. A progress line is shown on a terminal for copies over a second.\n"
+		"DST may be a directory. SRC or DST may be a pipe or terminal (/dev/stdin, /dev/stdout):\n"
+		"such a file is streamed through the buffer (not with --verify).\n"
+		"Progress (copy and verify: bytes, MB/s, ETA) goes to stderr: on a terminal one line\n"
+		"updated in place, after a second; otherwise a plain line every 5 seconds.\n"
 		"Exit status: 0 copied (and verified), 1 an error, 2 a usage error.\n");
 }
 
@@ -289,11 +346,17 @@ int main(int argc, char **argv)
 		{ "verify", no_argument, NULL, 'V' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'R' },
+		{ "no-progress", no_argument, NULL, 'N' },
+		{ "progress-interval", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *heap = NULL, *path_name = NULL, *src, *dst;
-	char *dst_alloc = NULL;
-	bool do_verify = false;
+	char *dst_alloc = NULL, *end;
+	bool do_verify = false, show_progress = true, src_stream, dst_stream;
+	long interval_ms = -1;
+	unsigned char *map = NULL;
+	struct stat dfst;
 	struct dmaio_buf *buf = NULL;
 	struct dir_stats rd = { 0 }, wr = { 0 };
 	struct progress prog = { 0 };
@@ -321,6 +384,24 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'R': {
+			unsigned v = dmaio_version();
+
+			printf(PROG " %d.%d.%d (libdmaio %u.%u.%u)\n", DMAIO_VERSION_MAJOR,
+			       DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO, v >> 16, (v >> 8) & 0xff, v & 0xff);
+			return 0;
+		}
+		case 'N':
+			show_progress = false;
+			break;
+		case 'I':
+			errno = 0;
+			interval_ms = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || interval_ms < 0) {
+				fprintf(stderr, PROG ": --progress-interval: '%s' is not a number of ms\n", optarg);
+				return 2;
+			}
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -358,6 +439,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	size = (uint64_t)sst.st_size;
+	/* a pipe, socket or character device has no offsets to read at (and no size) */
+	src_stream = !S_ISREG(sst.st_mode) && !S_ISBLK(sst.st_mode);
+	if (src_stream && do_verify) {
+		fprintf(stderr, PROG ": --verify: %s cannot be read twice (not a regular file or block device)\n",
+			src);
+		status = 2;
+		goto out;
+	}
+	if (src_stream)
+		size = 0;
 	if (S_ISBLK(sst.st_mode)) {
 		struct dmaio_file_info fi;
 
@@ -392,12 +483,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": open %s: %s\n", dst, strerror(errno));
 		goto out;
 	}
+	if (fstat(dfd, &dfst) < 0) {
+		fprintf(stderr, PROG ": stat %s: %s\n", dst, strerror(errno));
+		goto out;
+	}
+	dst_stream = !S_ISREG(dfst.st_mode) && !S_ISBLK(dfst.st_mode);
+	if (dst_stream && do_verify) {
+		fprintf(stderr, PROG ": --verify: %s cannot be read back (not a regular file or block device)\n",
+			dst);
+		status = 2;
+		goto out;
+	}
 
 	t0 = now_ns();
-	if (size == 0)
+	if (size == 0 && !src_stream)
 		goto done; /* nothing to move: DST is created empty */
 
-	bs = size < BUF_MAX ? (size_t)size : (size_t)BUF_MAX;
+	bs = src_stream ? (size_t)STREAM_BUF : size < BUF_MAX ? (size_t)size : (size_t)BUF_MAX;
 	for (;;) {
 		ret = dmaio_alloc(NULL, heap, bs, heap ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, &buf);
 		/* above the provider's limit (udmabuf size_limit_mb) or short of memory: smaller chunks */
@@ -432,40 +534,91 @@ int main(int argc, char **argv)
 		printf("buffer: %s from %s\n", hs, dmaio_buf_provider(buf));
 	}
 
-	prog.on = interactive(STDERR_FILENO);
-	prog.total = size;
-	prog.t0 = now_ns();
-	for (;;) {
-		struct dmaio_xfer x = { 0 };
-		ssize_t r, w;
+	buf_kind = dmaio_buf_kind(buf);
+	if (src_stream || dst_stream) {
+		ret = dmaio_map(buf, (void **)&map);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": map the buffer (needed to stream %s): %s\n",
+				src_stream ? src : dst, strerror(-ret));
+			goto out;
+		}
+	}
 
-		r = dmaio_read_file_ex(buf, 0, sfd, (off_t)off, bs, flags, &x);
-		account(&rd, &x);
-		if (r < 0) {
-			progress_clear(&prog);
-			io_error("read", src, (int)r, flags);
-			goto out;
+	progress_init(&prog, show_progress, interval_ms);
+	progress_start(&prog, "copy", size);
+	for (;;) {
+		size_t step = prog.tty && prog.on ? (size_t)TTY_STEP : bs, r = 0, w;
+		bool eof = false;
+
+		/* fill the buffer from SRC */
+		if (src_stream)
+			dmaio_sync_begin(buf, DMAIO_SYNC_WRITE);
+		while (r < bs && !eof) {
+			size_t n = bs - r < step ? bs - r : step;
+			ssize_t got;
+
+			if (src_stream) {
+				got = read(sfd, map + r, n);
+				if (got < 0 && errno == EINTR)
+					continue;
+				if (got < 0)
+					got = -errno;
+				eof = got == 0;
+			} else {
+				struct dmaio_xfer x = { 0 };
+
+				got = dmaio_read_file_ex(buf, r, sfd, (off_t)(off + r), n, flags, &x);
+				account(&rd, &x);
+				eof = got >= 0 && (size_t)got < n;
+			}
+			if (got < 0) {
+				progress_clear(&prog);
+				io_error("read", src, (int)got, src_stream ? 0 : flags);
+				goto out;
+			}
+			r += (size_t)got;
+			progress_update(&prog, off + r);
 		}
-		if (r == 0)
-			break;
-		memset(&x, 0, sizeof(x));
-		w = dmaio_write_file_ex(buf, 0, dfd, (off_t)off, (size_t)r, flags, &x);
-		account(&wr, &x);
-		if (w < 0) {
-			progress_clear(&prog);
-			io_error("write", dst, (int)w, flags);
-			goto out;
+		if (src_stream)
+			dmaio_sync_end(buf, DMAIO_SYNC_WRITE);
+		/* and write it to DST */
+		if (dst_stream)
+			dmaio_sync_begin(buf, DMAIO_SYNC_READ);
+		for (w = 0; w < r;) {
+			size_t n = r - w < step ? r - w : step;
+			ssize_t put;
+
+			if (dst_stream) {
+				put = write(dfd, map + w, n);
+				if (put < 0 && errno == EINTR)
+					continue;
+				if (put < 0)
+					put = -errno;
+			} else {
+				struct dmaio_xfer x = { 0 };
+
+				put = dmaio_write_file_ex(buf, w, dfd, (off_t)(off + w), n, flags, &x);
+				account(&wr, &x);
+			}
+			if (put < 0) {
+				progress_clear(&prog);
+				io_error("write", dst, (int)put, dst_stream ? 0 : flags);
+				goto out;
+			}
+			if (put == 0 || (!dst_stream && (size_t)put != n)) {
+				progress_clear(&prog);
+				fprintf(stderr, PROG ": write %s: short write (%zd of %zu bytes)\n", dst, put, n);
+				goto out;
+			}
+			w += (size_t)put;
 		}
-		if (w != r) {
-			progress_clear(&prog);
-			fprintf(stderr, PROG ": write %s: short write (%zd of %zd bytes)\n", dst, w, r);
-			goto out;
-		}
+		if (dst_stream)
+			dmaio_sync_end(buf, DMAIO_SYNC_READ);
 		off += (uint64_t)r;
-		if (off > prog.total)
+		if (off > prog.total && !src_stream)
 			prog.total = off;
 		progress_update(&prog, off);
-		if ((size_t)r < bs)
+		if (eof || r < bs)
 			break; /* end of file */
 	}
 	progress_clear(&prog);
@@ -483,18 +636,25 @@ done:
 	dfd = -1;
 	t1 = now_ns();
 	if (verbose) {
-		report_dir("read", src, &rd);
-		report_dir("write", dst, &wr);
+		if (src_stream)
+			printf("read  %s: %" PRIu64 " bytes streamed with read() into the mapping\n", src, off);
+		else
+			report_dir("read", src, &rd);
+		if (dst_stream)
+			printf("write %s: %" PRIu64 " bytes streamed with write() from the mapping\n", dst, off);
+		else
+			report_dir("write", dst, &wr);
 		printf("total: %" PRIu64 " bytes in %.3f s, %.1f MB/s\n", off, (t1 - t0) / 1e9,
 		       mbps(off, t1 - t0));
 	}
-	if (off < size)
+	if (off < size && !src_stream)
 		fprintf(stderr, PROG ": note: %s shrank during the copy: %" PRIu64 " of %" PRIu64 " bytes copied\n",
 			src, off, size);
 	if (do_verify) {
 		if (verbose)
 			fflush(stdout);
-		if (verify(src, dst, off))
+		progress_start(&prog, "verify", off);
+		if (verify(src, dst, off, &prog))
 			goto out;
 	}
 	status = 0;

@@ -637,17 +637,73 @@ hints:
 /* ------------------------------------------------------------------------------------------- */
 /* JSON output */
 
+#define JSON_SCHEMA 1
+
 struct json {
 	int depth;
 	bool first[16];
 };
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF), 0 when p does not start one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0; /* also stops at the terminating NUL */
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static bool utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	for (; *p; p += n)
+		if (!(n = utf8_len(p)))
+			return false;
+	return true;
+}
+
+/* A JSON string. The output is always valid UTF-8 JSON: control characters are escaped, and
+ * each byte that is not part of a well-formed UTF-8 sequence (a file name can be any bytes)
+ * becomes U+FFFD, written \ufffd. The exact bytes of a file name are in its "name_hex". */
 static void j_str_raw(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
 
 	putchar('"');
-	for (; *p; p++) {
+	for (; *p; p += n) {
+		n = utf8_len(p);
+		if (!n) {
+			fputs("\\ufffd", stdout);
+			n = 1;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(p, 1, n, stdout);
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", stdout); break;
 		case '\\': fputs("\\\\", stdout); break;
@@ -737,6 +793,8 @@ static void print_json(const struct report *r)
 
 	snprintf(ver, sizeof(ver), "%d.%d.%d", DMAIO_VERSION_MAJOR, DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO);
 	j_open(&j, NULL, '{');
+	/* the layout of this object: raised when a field changes meaning or goes away */
+	j_int(&j, "schema", JSON_SCHEMA);
 	j_str(&j, "version", ver);
 	j_str(&j, "dmaio_path_env", r->env_path);
 	j_err(&j, "system_probe_error", r->sys_err);
@@ -821,6 +879,14 @@ static void print_json(const struct report *r)
 
 		j_open(&j, NULL, '{');
 		j_str(&j, "name", f->name);
+		if (!utf8_valid(f->name)) {
+			char *hex = malloc(2 * strlen(f->name) + 1);
+
+			for (size_t k2 = 0; hex && f->name[k2]; k2++)
+				sprintf(hex + 2 * k2, "%02x", (unsigned char)f->name[k2]);
+			j_str(&j, "name_hex", hex ? hex : "");
+			free(hex);
+		}
 		j_err(&j, "error", f->open_err ? f->open_err : f->probe_err);
 		if (ok) {
 			j_bool(&j, "block_device", fi->is_blockdev);
@@ -885,7 +951,10 @@ static void usage(FILE *out)
 		"is missing. For each FILE: its O_DIRECT support and alignment, and the path a read\n"
 		"of it would take into a buffer from each provider that works, and why.\n"
 		"\n"
-		"  --json      print the report as one JSON object\n"
+		"  --json      print the report as one JSON object (\"schema\": 1); strings are UTF-8,\n"
+		"              a byte of a file name that is not UTF-8 shows as U+FFFD, and the\n"
+		"              file's \"name_hex\" then holds the name's exact bytes\n"
+		"  --version   print the version of dmaio-info and of the libdmaio it runs with\n"
 		"  -h, --help  this help\n"
 		"\n"
 		"Exit status: 0 when at least one dma-buf provider works, 1 when none does,\n"
@@ -898,6 +967,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report *r;
@@ -912,6 +982,13 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'R': {
+			unsigned v = dmaio_version();
+
+			printf(PROG " %d.%d.%d (libdmaio %u.%u.%u)\n", DMAIO_VERSION_MAJOR,
+			       DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO, v >> 16, (v >> 8) & 0xff, v & 0xff);
+			return 0;
+		}
 		default:
 			usage(stderr);
 			return 2;

@@ -53,6 +53,13 @@ struct dmaio_ctx {
 	bool is_default;
 	int env_path;              /* DMAIO_PATH, 0 if unset */
 	bool debug;                /* DMAIO_DEBUG */
+	/* the log sink (dmaio_ctx_set_log): log_lock guards fn and data and is held while the
+	 * callback runs; log_level (atomic) is the most verbose level delivered: DEBUG with
+	 * DMAIO_DEBUG, else the callback's level, else ERROR (the stderr default) */
+	pthread_mutex_t log_lock;
+	int log_level;
+	dmaio_log_fn log_fn;       /* NULL: stderr */
+	void *log_data;
 	unsigned workers;          /* worker threads for blocking ops (DMAIO_WORKERS) */
 	bool sys_probed;
 	struct dmaio_sys_info sys;

@@ -55,6 +55,25 @@ if ! flags=$(pkg-config --cflags --libs libdmaio 2>"$tmp/pc.err"); then
 	exit 1
 fi
 echo "# pkg-config --cflags --libs libdmaio: $flags"
+# The header needs neither liburing nor libdrm: the flags must come without their .pc files
+# (PKG_CONFIG_LIBDIR: the installed libdmaio.pc and nothing else), and a static link must still
+# be told about them (Libs.private).
+if ! nflags=$(PKG_CONFIG_LIBDIR=$(dirname "$pc") PKG_CONFIG_PATH= \
+	pkg-config --cflags --libs libdmaio 2>"$tmp/pc.err"); then
+	echo "FAIL: pkg-config --cflags --libs libdmaio needs other .pc files (liburing, libdrm?):"
+	cat "$tmp/pc.err"
+	cat "$pc"
+	exit 1
+fi
+[ "$nflags" = "$flags" ] || { echo "FAIL: flags differ without the system .pc files: $nflags"; exit 1; }
+if grep -q '^Requires' "$pc"; then
+	echo "FAIL: libdmaio.pc has a Requires line (its header needs no other package):"
+	cat "$pc"
+	exit 1
+fi
+sflags=$(PKG_CONFIG_LIBDIR=$(dirname "$pc") PKG_CONFIG_PATH= pkg-config --static --libs libdmaio)
+echo "# pkg-config --static --libs libdmaio: $sflags"
+case " $sflags " in *" -pthread "*) ;; *) echo "FAIL: --static misses -pthread"; exit 1 ;; esac
 pkg-config --modversion libdmaio | sed 's/^/# version /'
 
 # shellcheck disable=SC2086

@@ -52,10 +52,16 @@ static int ctx_init(struct dmaio_ctx *c)
 		pthread_mutex_destroy(&c->lock);
 		return -ENOMEM;
 	}
+	if (pthread_mutex_init(&c->log_lock, NULL)) {
+		pthread_mutex_destroy(&c->io_lock);
+		pthread_mutex_destroy(&c->lock);
+		return -ENOMEM;
+	}
 	c->udmabuf_fd = -1;
 	c->drm_fd = -1;
 	env = secure_getenv("DMAIO_DEBUG");
 	c->debug = env && *env && strcmp(env, "0");
+	c->log_level = c->debug ? DMAIO_LOG_DEBUG : DMAIO_LOG_ERROR;
 	env = secure_getenv("DMAIO_PATH");
 	if (env && *env) {
 		int p = dmaio_path_from_name(env);
@@ -127,6 +133,7 @@ static void ctx_release(struct dmaio_ctx *c)
 		close(c->udmabuf_fd);
 	if (c->drm_fd >= 0)
 		close(c->drm_fd);
+	pthread_mutex_destroy(&c->log_lock);
 	pthread_mutex_destroy(&c->io_lock);
 	pthread_mutex_destroy(&c->lock);
 }
@@ -157,6 +164,28 @@ struct dmaio_ctx *dmaio_ctx_get(struct dmaio_ctx *ctx)
 	c = default_ctx;
 	pthread_mutex_unlock(&default_lock);
 	return c;
+}
+
+DMAIO_EXPORT int dmaio_ctx_set_log(struct dmaio_ctx *ctx, int level, dmaio_log_fn fn,
+				void *userdata)
+{
+	struct dmaio_ctx *c;
+
+	if (level < DMAIO_LOG_ERROR || level > DMAIO_LOG_DEBUG)
+		return -EINVAL;
+	if (!fn && userdata)
+		return -EINVAL;
+	c = dmaio_ctx_get(ctx);
+	if (!c)
+		return -ENOMEM;
+	/* under log_lock: once this returns, the old callback is not running and never runs again */
+	pthread_mutex_lock(&c->log_lock);
+	c->log_fn = fn;
+	c->log_data = fn ? userdata : NULL;
+	__atomic_store_n(&c->log_level, c->debug ? DMAIO_LOG_DEBUG : fn ? level : DMAIO_LOG_ERROR,
+			 __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->log_lock);
+	return 0;
 }
 
 DMAIO_EXPORT int dmaio_ctx_stats(struct dmaio_ctx *ctx, struct dmaio_stats *st)

@@ -49,7 +49,7 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, i
 			return p;
 		}
 		r->tried |= 1u << r->forced;
-		DBG(r->ctx, "  forced path %s cannot serve: %s", dmaio_path_name(r->forced), w);
+		INFO(r->ctx, "  forced path %s cannot serve: %s", dmaio_path_name(r->forced), w);
 		if (r->flags & DMAIO_RW_NO_FALLBACK) {
 			*err = -EOPNOTSUPP;
 			return NULL;

@@ -235,7 +235,7 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 
 		p = dmaio_choose(r, cached_pct, &score, &why, &err);
 		if (!p) {
-			DBG(r->ctx, "  no path left: %s", strerror(-err));
+			INFO(r->ctx, "  no path left: %s", strerror(-err));
 			finish(q, r, err, r->start);
 			return;
 		}
@@ -256,7 +256,7 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 			finish(q, r, err, r->start);
 			return;
 		}
-		DBG(r->ctx, "  %s refused (%s); falling back", p->name, strerror(-err));
+		INFO(r->ctx, "  %s refused (%s); falling back", p->name, strerror(-err));
 		r->last_refusal = err;
 		r->fallbacks++;
 	}
@@ -274,7 +274,7 @@ static void path_ended(struct dmaio_q *q, struct dmaio_req *r)
 	}
 	if (r->err) {
 		if (!p->refuses(r->err)) {
-			DBG(r->ctx, "  %s failed after %llu bytes: %s", p->name,
+			INFO(r->ctx, "  %s failed after %llu bytes: %s", p->name,
 			    (unsigned long long)at, strerror(-r->err));
 			finish(q, r, r->err, at);
 			return;
@@ -283,7 +283,7 @@ static void path_ended(struct dmaio_q *q, struct dmaio_req *r)
 			finish(q, r, -EOPNOTSUPP, at);
 			return;
 		}
-		DBG(r->ctx, "  %s refused (%s) after %llu bytes; falling back", p->name,
+		INFO(r->ctx, "  %s refused (%s) after %llu bytes; falling back", p->name,
 		    strerror(-r->err), (unsigned long long)at);
 		r->last_refusal = r->err;
 		r->fallbacks++;

@@ -38,7 +38,15 @@ long dmaio_page_size(void);
 unsigned dmaio_fork_generation(void); /* changes in a child after fork() */
 uint32_t dmaio_huge_page_size(void);
 uint64_t dmaio_read_sysfs_u64(const char *path, uint64_t dflt);
-void dmaio_log(const struct dmaio_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define DBG(ctx, ...) do { if ((ctx)->debug) dmaio_log((ctx), __VA_ARGS__); } while (0)
+/* logging through the context's sink (dmaio_ctx_set_log; stderr by default): dmaio_log() at
+ * DMAIO_LOG_ERROR, INFO() and DBG() only when the sink takes that level */
+void dmaio_log(struct dmaio_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dmaio_log_at(struct dmaio_ctx *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define DMAIO_LOG_WANTS(ctx, lvl) (__atomic_load_n(&(ctx)->log_level, __ATOMIC_RELAXED) >= (lvl))
+#define INFO(ctx, ...) do { if (DMAIO_LOG_WANTS((ctx), DMAIO_LOG_INFO)) \
+	dmaio_log_at((ctx), DMAIO_LOG_INFO, __VA_ARGS__); } while (0)
+#define DBG(ctx, ...) do { if (DMAIO_LOG_WANTS((ctx), DMAIO_LOG_DEBUG)) \
+	dmaio_log_at((ctx), DMAIO_LOG_DEBUG, __VA_ARGS__); } while (0)
 
 #endif

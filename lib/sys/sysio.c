@@ -318,22 +318,45 @@ uint32_t dmaio_huge_page_size(void)
 	return kb * 1024u;
 }
 
-void dmaio_log(const struct dmaio_ctx *ctx, const char *fmt, ...)
+static void log_va(struct dmaio_ctx *ctx, int level, const char *fmt, va_list ap)
 {
 	char line[512];
-	va_list ap;
 	int n;
 
-	(void)ctx;
-	va_start(ap, fmt);
+	if (!ctx || !DMAIO_LOG_WANTS(ctx, level))
+		return;
 	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
 	if ((size_t)n > sizeof(line) - 2)
 		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	/* one write per line so lines of concurrent threads do not interleave */
-	(void)!write(STDERR_FILENO, "dmaio: ", 7);
-	(void)!write(STDERR_FILENO, line, (size_t)n);
+	pthread_mutex_lock(&ctx->log_lock);
+	if (ctx->log_fn) {
+		line[n] = '\0';
+		ctx->log_fn(ctx->log_data, level, line);
+	} else {
+		line[n++] = '\n';
+		/* one write per line so lines of concurrent threads do not interleave */
+		(void)!write(STDERR_FILENO, "dmaio: ", 7);
+		(void)!write(STDERR_FILENO, line, (size_t)n);
+	}
+	pthread_mutex_unlock(&ctx->log_lock);
+}
+
+void dmaio_log(struct dmaio_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_va(ctx, DMAIO_LOG_ERROR, fmt, ap);
+	va_end(ap);
+}
+
+void dmaio_log_at(struct dmaio_ctx *ctx, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_va(ctx, level, fmt, ap);
+	va_end(ap);
 }
