@@ -288,6 +288,8 @@ struct dmaio_load_opts {
 	void *progress_arg;      /**< passed to @c progress */
 	const volatile int *cancel; /**< or NULL: the load is cancelled once *cancel is non-zero
 					 (checked at every completion round) */
+	uint32_t rw_flags;       /**< DMAIO_RW_* flags of every range (a forced path); 0: auto */
+	uint32_t reserved0;      /**< must be zero */
 	uint64_t reserved[4];    /**< must be zero */
 };
 
@@ -326,7 +328,7 @@ struct dmaio_load_stats {
  * @param opts options, or NULL for WHOLE into the best provider.
  * @param[out] load receives the load.
  * @return 0.
- * @retval -EINVAL @p model or @p load NULL, unknown mode or flags, non-zero reserved field,
+ * @retval -EINVAL @p model or @p load NULL, unknown mode, flags or rw_flags, non-zero reserved field,
  *         @c align not a power of two (or not 0 in WHOLE), @c select with an index out of range
  *         or repeated, @c select in WHOLE mode, or @c depth above ::DMAIO_QUEUE_DEPTH_MAX.
  * @retval -EFBIG PACKED: a tensor larger than the buffer limit; or the provider's limit refused a

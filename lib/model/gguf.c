@@ -175,8 +175,8 @@ static int skip_value(struct rd *r, uint32_t type, int depth)
 	if (type == GGUF_STRING)
 		return rd_string(r, GGUF_STRING_MAX, NULL, NULL);
 	if (type == GGUF_ARRAY) {
-		uint32_t et;
-		uint64_t count;
+		uint32_t et = 0;
+		uint64_t count = 0;
 		int e;
 
 		if (depth >= GGUF_ARRAY_DEPTH)
@@ -282,7 +282,7 @@ int model_parse_gguf(struct model_file *f, uint32_t file_index, struct tensor_ve
 {
 	struct rd *r;
 	uint32_t version, alignment = GGUF_DEFAULT_ALIGNMENT;
-	uint64_t ntensors, nkv, data_start, end_max = 0;
+	uint64_t ntensors = 0, nkv = 0, data_start, end_max = 0;
 	size_t first = v->n;
 	int e;
 

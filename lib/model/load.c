@@ -99,7 +99,8 @@ static void load_free(struct dmaio_load *l)
 
 static int check_opts(const struct dmaio_model *m, const struct dmaio_load_opts *o)
 {
-	if (o->mode > DMAIO_LOAD_PACKED || (o->flags & ~DMAIO_LOAD_FLAGS_ALL))
+	if (o->mode > DMAIO_LOAD_PACKED || (o->flags & ~DMAIO_LOAD_FLAGS_ALL) ||
+	    (o->rw_flags & ~DMAIO_RW_FLAGS_ALL) || o->reserved0)
 		return -EINVAL;
 	for (size_t i = 0; i < ARRAY_SIZE(o->reserved); i++)
 		if (o->reserved[i])
@@ -284,6 +285,7 @@ static int run_ranges(struct dmaio_model *m, const struct dmaio_load_opts *o,
 
 			memset(&ios[nio], 0, sizeof(ios[nio]));
 			ios[nio].op = DMAIO_OP_READ;
+			ios[nio].flags = o->rw_flags;
 			ios[nio].buf = l->bufs[g->buf];
 			ios[nio].buf_off = g->buf_off;
 			ios[nio].file = files[g->file];
