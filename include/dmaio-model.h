@@ -243,12 +243,19 @@ const char *dmaio_model_dtype_name(int dtype);
 
 /** Load modes (dmaio_load_opts.mode). */
 enum dmaio_load_mode {
-	/** One buffer per shard holding its whole data section, tensors at their file positions
-	 *  relative to the data start (dmaio_load_opts.select and .align must be 0). */
+	/** One buffer per shard holding its whole data section at its file phase: the data
+	 *  start at buffer offset data_offset mod ::DMAIO_LOAD_PHASE, every tensor at its file
+	 *  position relative to it (dmaio_load_opts.select and .align must be 0). */
 	DMAIO_LOAD_WHOLE = 0,
-	/** One buffer per tensor, the tensor at offset 0 (zero-byte tensors get no buffer). */
+	/** One buffer per tensor, the tensor at offset 0 (zero-byte tensors get no buffer).
+	 *  Direct I/O serves only tensors whose file offset is a multiple of the file's O_DIRECT
+	 *  alignment (e.g. GGUF with general.alignment 4096); the others are copied. */
 	DMAIO_LOAD_PER_TENSOR = 1,
-	/** Tensors packed in file order into buffers of at most dmaio_load_opts.max_buf bytes. */
+	/** Tensors packed in file order into buffers of at most dmaio_load_opts.max_buf bytes.
+	 *  A tensor whose file offset is a multiple of @c align is placed at an offset congruent
+	 *  to its file offset modulo ::DMAIO_LOAD_PHASE (so direct I/O can read it and tensors
+	 *  adjacent in the file stay adjacent: one range); the others at the next multiple of
+	 *  @c align. */
 	DMAIO_LOAD_PACKED = 2
 };
 
@@ -259,6 +266,9 @@ enum dmaio_load_mode {
 /** Every valid dmaio_load_opts.flags bit. */
 #define DMAIO_LOAD_FLAGS_ALL DMAIO_LOAD_DROP_CACHE
 
+/** The phase kept between file offsets and buffer offsets (WHOLE, PACKED): 4 KiB, the largest
+ *  usual O_DIRECT alignment and the page size. */
+#define DMAIO_LOAD_PHASE 4096u
 /** PACKED buffer limit when neither the caller nor the provider gives one: 256 MiB. */
 #define DMAIO_LOAD_DEFAULT_MAX_BUF (256ull << 20)
 /** Largest range one queued read covers; a longer tensor is read as several ranges. */
@@ -277,7 +287,7 @@ struct dmaio_load_opts {
 	const char *heap;        /**< provider, as for dmaio_alloc(): NULL picks the best */
 	uint32_t alloc_flags;    /**< DMAIO_ALLOC_* flags for every buffer */
 	uint32_t align;          /**< PACKED: tensor start alignment in a buffer, a power of two;
-				      0 means 64 */
+				      0 means 1 (only the file phase, see ::DMAIO_LOAD_PACKED) */
 	uint64_t max_buf;        /**< PACKED: most bytes per buffer; 0: the provider's limit (udmabuf
 				      size_limit_mb for "udmabuf*" heaps, and for NULL when udmabuf
 				      works here), else ::DMAIO_LOAD_DEFAULT_MAX_BUF */

@@ -1092,7 +1092,7 @@ static void test_load(void **state)
 		       (unsigned long long)o.max_buf, o.select ? " selected" : "",
 		       dmaio_load_buf_count(l));
 		assert_int_equal(check_load(m, l, s.seeds, o.select, nsel, o.mode,
-					    o.align ? o.align : 64,
+					    o.align ? o.align : 1,
 					    o.max_buf ? o.max_buf : (uint64_t)1 << 40), 0);
 		dmaio_load_free(l);
 		assert_int_equal(test_count_fds(), fds0);

@@ -141,7 +141,7 @@ static int plan(struct dmaio_model *m, const struct dmaio_load_opts *o, struct d
 {
 	uint64_t *sizes = NULL;
 	size_t nb = 0, cap = 0;
-	uint64_t limit = 0, align = o->align ? o->align : 64, cur = 0;
+	uint64_t limit = 0, align = o->align ? o->align : 1, cur = 0;
 	int r;
 
 #define NEW_BUF(sz)                                                                     \
@@ -171,16 +171,19 @@ static int plan(struct dmaio_model *m, const struct dmaio_load_opts *o, struct d
 					l->pl[mf->first + i].buf = -2;
 				continue;
 			}
-			NEW_BUF(mf->data_size);
+			/* the data section at its file phase: buffer offset = file offset mod 4 KiB */
+			uint64_t ph = mf->data_offset & (DMAIO_LOAD_PHASE - 1);
+
+			NEW_BUF(ph + mf->data_size);
 			for (uint32_t i = 0; i < mf->ntensors; i++) {
 				struct place *p = &l->pl[mf->first + i];
 				struct model_tensor *t = &m->t[mf->first + i];
 
 				p->buf = t->size ? (int32_t)b : -2;
-				p->off = t->size ? t->offset - mf->data_offset : 0;
+				p->off = t->size ? ph + t->offset - mf->data_offset : 0;
 				p->size = t->size;
 			}
-			r = add_range(rv, f, b, mf->data_offset, 0, mf->data_size);
+			r = add_range(rv, f, b, mf->data_offset, ph, mf->data_size);
 			if (r < 0)
 				goto fail;
 		}
@@ -207,10 +210,21 @@ static int plan(struct dmaio_model *m, const struct dmaio_load_opts *o, struct d
 				r = -EFBIG;
 				goto fail;
 			}
-			off = nb ? round_up_u64(cur, align) : 0;
-			if (nb == 0 || off > limit || t->size > limit - off) {
+			/* at the tensor's file phase when that start is also a multiple of align
+			 * (direct I/O can serve it; file-contiguous tensors stay contiguous and are
+			 * read as one range), else at the next multiple of align */
+			bool phased = align <= DMAIO_LOAD_PHASE && t->offset % align == 0;
+			uint64_t ph = t->offset & (DMAIO_LOAD_PHASE - 1);
+
+			if (nb == 0)
+				off = UINT64_MAX;
+			else if (phased)
+				off = cur + ((ph - cur) & (DMAIO_LOAD_PHASE - 1));
+			else
+				off = round_up_u64(cur, align);
+			if (off == UINT64_MAX || off > limit || t->size > limit - off) {
 				NEW_BUF(0);
-				off = 0;
+				off = phased && ph <= limit - t->size ? ph : 0;
 			}
 			cur = off + t->size;
 			sizes[nb - 1] = cur;
