@@ -18,6 +18,8 @@
  *  dropcache     DMAIO_LOAD_DROP_CACHE after a cold start: no page of the file resident (mincore).
  *
  * Usage: test-model [--heap NAME]   (memfd, system, cma, udmabuf, ...)
+ * Env:   DMAIO_TEST_ONLY=test_NAME (one test), DMAIO_TEST_MODEL_TENSORS=N (the cancel and
+ *        drop-cache model: N tensors of 1 MiB, 16 to 256; default 16)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1118,12 +1120,17 @@ static int on_progress(void *arg, uint64_t done, uint64_t total)
 	return ++c->calls >= c->cancel_at;
 }
 
-/* a GGUF file of 16 tensors of 1 MiB (small enough for the VM's 64 MiB CMA area) */
-#define BIG_N 16
+/* a GGUF file of 16 tensors of 1 MiB (small enough for the VM's 64 MiB CMA area);
+ * DMAIO_TEST_MODEL_TENSORS=N (16 to 256) for a larger one */
+#define BIG_MAX 256
+static int BIG_N = 16;
 static int write_big_gguf(uint64_t *bytes)
 {
-	struct gg_tensor ts[BIG_N];
+	struct gg_tensor ts[BIG_MAX];
+	const char *e = getenv("DMAIO_TEST_MODEL_TENSORS");
 
+	if (e && atoi(e) >= 16 && atoi(e) <= BIG_MAX)
+		BIG_N = atoi(e);
 	memset(ts, 0, sizeof(ts));
 	for (int i = 0; i < BIG_N; i++) {
 		snprintf(ts[i].name, sizeof(ts[i].name), "big.%d", i);
@@ -1134,7 +1141,7 @@ static int write_big_gguf(uint64_t *bytes)
 		ts[i].offset = UINT64_MAX;
 	}
 	*bytes = (uint64_t)BIG_N << 20;
-	return write_gguf(3, 4096, ts, BIG_N, false, SEED_FILE, NULL);
+	return write_gguf(3, 4096, ts, (size_t)BIG_N, false, SEED_FILE, NULL);
 }
 
 static void test_cancel(void **state)
@@ -1318,6 +1325,8 @@ int main(int argc, char **argv)
 	}
 	dmaio_free(probe);
 	printf("# heap %s, test directory %s\n", args.heap, test_dir());
+	if (getenv("DMAIO_TEST_ONLY")) /* e.g. DMAIO_TEST_ONLY=test_cancel */
+		cmocka_set_test_filter(getenv("DMAIO_TEST_ONLY"));
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
 	dmaio_ctx_free(ctx);
 	test_cleanup();
