@@ -98,25 +98,38 @@ static int fill_data(int fd, uint64_t off, uint64_t len, uint64_t shard)
 	return 0;
 }
 
-/* tensor sizes: mixed, 4 KiB to 256 MiB, log-spread, summing to about @total */
+/*
+ * tensor sizes, shaped like a transformer's: for @total >= 1 GiB two of 256 MiB (embedding and
+ * output), a third tiny (4-16 KiB: norms, biases), the rest log-spread from 256 KiB to 64 MiB,
+ * scaled so the sum is about @total (each kept within 4 KiB .. 256 MiB)
+ */
 static uint64_t *gen_sizes(unsigned n, uint64_t total)
 {
-	uint64_t *s = calloc(n, sizeof(*s)), sum = 0;
+	uint64_t *s = calloc(n, sizeof(*s)), fixed = 0, mid = 0;
 	uint64_t seed = 12345;
+	unsigned nbig = total >= (1ull << 30) && n >= 8 ? 2 : 0;
 
 	if (!s)
 		return NULL;
 	for (unsigned i = 0; i < n; i++) {
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 		double u = (double)(seed >> 11) / 9007199254740992.0; /* [0, 1) */
-		uint64_t sz = (uint64_t)(4096.0 * pow(65536.0, u * u * u));
 
-		s[i] = sz & ~3ull;
-		sum += s[i];
+		if (i < nbig)
+			s[i] = 256ull << 20;
+		else if (i % 3 == 2)
+			s[i] = 4096ull << (unsigned)(u * 3); /* 4, 8 or 16 KiB */
+		else
+			s[i] = (uint64_t)(262144.0 * pow(256.0, u)); /* 256 KiB .. 64 MiB */
+		if (i < nbig || i % 3 == 2)
+			fixed += s[i];
+		else
+			mid += s[i];
 	}
-	/* scale to the total, bounds kept */
-	for (unsigned i = 0; i < n; i++) {
-		double v = (double)s[i] * ((double)total / (double)sum);
+	double k = total > fixed && mid ? (double)(total - fixed) / (double)mid : 1.0;
+
+	for (unsigned i = nbig; i < n; i++) {
+		double v = i % 3 == 2 ? (double)s[i] : (double)s[i] * k;
 
 		if (v < 4096)
 			v = 4096;

@@ -269,8 +269,9 @@ enum dmaio_load_mode {
 /** The phase kept between file offsets and buffer offsets (WHOLE, PACKED): 4 KiB, the largest
  *  usual O_DIRECT alignment and the page size. */
 #define DMAIO_LOAD_PHASE 4096u
-/** PACKED buffer limit when neither the caller nor the provider gives one: 256 MiB. */
-#define DMAIO_LOAD_DEFAULT_MAX_BUF (256ull << 20)
+/** PACKED buffer limit when neither the caller nor the provider gives one: 1 GiB (room for
+ *  the largest tensors of today's models, 256 MiB and more, at their file phase). */
+#define DMAIO_LOAD_DEFAULT_MAX_BUF (1ull << 30)
 /** Largest range one queued read covers; a longer tensor is read as several ranges. */
 #define DMAIO_LOAD_RANGE_MAX (16ull << 20)
 
