@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# check-exports.sh LIBDMAIO_SO HEADER MAPFILE
+# check-exports.sh LIBDMAIO_SO HEADER MAPFILE [HEADER...]
 #
-# The exported functions of the built library, the functions declared in the public header and
+# The exported functions of the built library, the functions declared in the public headers
+# (the union of every HEADER: dmaio.h and dmaio-model.h) and
 # the symbols of the version script must be the same set:
 #   - no exported symbol that is not dmaio_* (leaked internals, helpers, data),
 #   - every dmaio_* function declared in the header is exported (and listed in the map),
@@ -18,6 +19,12 @@ case "${LD_PRELOAD:-}" in *vgpreload*) exec env -u LD_PRELOAD sh "$0" "$@" ;; es
 so=${1:?usage: check-exports.sh LIBDMAIO_SO HEADER MAPFILE}
 header=${2:?}
 map=${3:?}
+shift 3
+headers="$header $*"
+for h in $headers; do
+	[ -f "$h" ] || { echo "FAIL: header $h does not exist"; exit 1; }
+done
+hnames=$(for h in $headers; do basename "$h"; done | tr '\n' ' ' | sed 's/ $//')
 
 for t in nm sed sort comm; do
 	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
@@ -53,7 +60,7 @@ awk '{ s = s $0 "\n" } END {
 			s = substr(s, j + 2)
 		}
 		printf "%s%s", out, s
-	}' "$header" | sed -e 's://.*$::' -e '/^[[:space:]]*#/d' |
+	}' $headers | sed -e 's://.*$::' -e '/^[[:space:]]*#/d' |
 	tr '\n' ' ' | grep -o 'dmaio_[A-Za-z0-9_]*[[:space:]]*(' | sed 's/[[:space:]]*($//' |
 	sort -u >"$tmp/declared"
 
@@ -71,16 +78,16 @@ report() { # title file
 	fi
 }
 
-[ -s "$tmp/declared" ] || { echo "FAIL: no dmaio_* function found in $header"; exit 1; }
+[ -s "$tmp/declared" ] || { echo "FAIL: no dmaio_* function found in $hnames"; exit 1; }
 [ -s "$tmp/exported" ] || { echo "FAIL: $so exports nothing"; exit 1; }
 
 grep -v '^dmaio_' "$tmp/exported" >"$tmp/leaked"
 report "exported symbols outside the dmaio_ namespace (leaked)" "$tmp/leaked"
 report "exported data objects (the API has none)" "$tmp/exported-data"
 comm -23 "$tmp/declared" "$tmp/exported" >"$tmp/missing"
-report "declared in $(basename "$header") but not exported" "$tmp/missing"
+report "declared in $hnames but not exported" "$tmp/missing"
 grep '^dmaio_' "$tmp/exported" | comm -13 "$tmp/declared" - >"$tmp/extra"
-report "exported but not declared in $(basename "$header")" "$tmp/extra"
+report "exported but not declared in $hnames" "$tmp/extra"
 comm -23 "$tmp/declared" "$tmp/mapped" >"$tmp/notmapped"
 report "declared but not listed in $(basename "$map")" "$tmp/notmapped"
 comm -13 "$tmp/declared" "$tmp/mapped" >"$tmp/mapextra"

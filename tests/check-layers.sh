@@ -9,6 +9,7 @@
 set -u
 lib=${1:?usage: check-layers.sh LIBDIR}
 layers=$lib/LAYERS
+pubinc=$lib/../include
 # the test VM runs the build with only parts of the source tree: a static check, done on the host
 if [ "${DMAIO_TEST_VM:-0}" = 1 ] || [ ! -d "$lib" ]; then
 	echo "SKIP: the source tree is not here (test VM)"
@@ -36,6 +37,11 @@ for f in "$lib"/*/*.c "$lib"/*/*.h; do
 		../dmaio-types.h) continue ;;
 		../*/*)
 			to=$(echo "$inc" | cut -d/ -f2)
+			if [ "$r" -lt 0 ]; then
+				echo "FAIL: ${f#"$lib"/} ($layer, rank $r: public API only) includes $inc"
+				bad=1
+				continue
+			fi
 			tr=$(rank_of "$to")
 			if [ -z "$tr" ]; then
 				echo "FAIL: ${f#"$lib"/} includes $inc: $to is not a layer"; bad=1
@@ -44,7 +50,15 @@ for f in "$lib"/*/*.c "$lib"/*/*.h; do
 				bad=1
 			fi ;;
 		*/*) echo "FAIL: ${f#"$lib"/} includes $inc: not a path this check knows"; bad=1 ;;
-		*) ;; # its own layer
+		*)
+			# its own layer; a public-API layer may also name a header of include/
+			# (dmaio.h is generated from dmaio.h.in)
+			if [ "$r" -lt 0 ] && [ ! -f "$(dirname "$f")/$inc" ] && [ ! -f "$pubinc/$inc" ] &&
+			   [ ! -f "$pubinc/$inc.in" ]; then
+				echo "FAIL: ${f#"$lib"/} ($layer, rank $r) includes $inc: neither its own" \
+					"header nor a public one"
+				bad=1
+			fi ;;
 		esac
 	done
 done

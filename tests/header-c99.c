@@ -7,6 +7,8 @@
 #undef _DEFAULT_SOURCE
 #include <dmaio.h>
 #include <dmaio.h> /* include guard */
+#include <dmaio-model.h>
+#include <dmaio-model.h> /* include guard */
 
 /* the header provides every type it uses */
 static size_t sizes(void)
@@ -54,6 +56,13 @@ int main(void)
 	    sizeof(struct dmaio_plane) != 24 || sizeof(struct dmaio_image_layout) != 160 ||
 	    sizeof(struct dmaio_heap_info) != 64 + 8 * 4 || DMAIO_IMAGE_MAX_PLANES != 4 ||
 	    DMAIO_BUF_NAME_MAX != 32)
+		return 1;
+	/* the model header: its structs keep their sizes, the calls link */
+	if (sizeof(struct dmaio_tensor_info) != 16 + 8 + 64 + 8 + 8 + 16 + 32 ||
+	    sizeof(struct dmaio_model_file_info) != 8 + 24 + 8 + 32 ||
+	    sizeof(struct dmaio_tensor_place) != 8 + 8 + 16 + 24 ||
+	    sizeof(struct dmaio_load_stats) != 48 + 48 + 128 ||
+	    dmaio_model_count(NULL) != -22 || dmaio_model_dtype_name(DMAIO_DTYPE_Q4_K) == NULL)
 		return 1;
 	return sizes() > 0 ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 // The public header compiled as C++ (-pedantic -Werror, see meson.build), linked and called:
 // proves the extern "C" block and that nothing in it is C-only.
 #include <dmaio.h>
+#include <dmaio-model.h>
 #include <cstring>
 
 int main()
@@ -19,6 +20,12 @@ int main()
 	if (dmaio_path_from_name("sendfile") != DMAIO_PATH_SENDFILE)
 		return 1;
 	if (dmaio_buf_stats(buf, &st) >= 0 || x.done != 0 || kind != 5 || (fl & ~DMAIO_RW_FLAGS_ALL))
+		return 1;
+	struct dmaio_load_opts lo = {};
+	dmaio_model *m = nullptr;
+	lo.mode = DMAIO_LOAD_PACKED;
+	if (dmaio_model_count(m) >= 0 || std::strcmp(dmaio_model_dtype_name(DMAIO_DTYPE_BF16), "BF16") != 0 ||
+	    lo.mode != 2)
 		return 1;
 	return 0;
 }

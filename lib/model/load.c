@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loading tensors into buffers: the plan (buffers and each tensor's place), the allocation, then
+ * every range through one queue (registered files of the shards), with progress, cancellation
+ * and optional page-cache dropping. Public API of dmaio.h only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../dmaio-types.h"
+#include "model.h"
+
+struct place {
+	int32_t buf;      /* -1: not selected; -2: selected, zero bytes (no buffer) */
+	uint64_t off;
+	uint64_t size;
+};
+
+struct dmaio_load {
+	uint32_t ntensors;
+	struct place *pl;
+	unsigned nbufs;
+	struct dmaio_buf **bufs;
+	struct dmaio_load_stats st;
+};
+
+struct range {
+	uint32_t file;
+	uint32_t buf;
+	uint64_t file_off;
+	uint64_t buf_off;
+	uint64_t len;
+};
+
+struct range_vec {
+	struct range *r;
+	size_t n, cap;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* append [file_off, +len) -> (buf, buf_off), merged with the last range when both continue it,
+ * split at DMAIO_LOAD_RANGE_MAX */
+static int add_range(struct range_vec *v, uint32_t file, uint32_t buf, uint64_t file_off,
+		     uint64_t buf_off, uint64_t len)
+{
+	while (len > 0) {
+		struct range *last = v->n ? &v->r[v->n - 1] : NULL;
+
+		if (last && last->file == file && last->buf == buf &&
+		    last->file_off + last->len == file_off && last->buf_off + last->len == buf_off &&
+		    last->len < DMAIO_LOAD_RANGE_MAX) {
+			uint64_t take = MIN(len, DMAIO_LOAD_RANGE_MAX - last->len);
+
+			last->len += take;
+			file_off += take;
+			buf_off += take;
+			len -= take;
+			continue;
+		}
+		if (v->n == v->cap) {
+			size_t cap = v->cap ? v->cap * 2 : 64;
+			struct range *r = realloc(v->r, cap * sizeof(*r));
+
+			if (!r)
+				return -ENOMEM;
+			v->r = r;
+			v->cap = cap;
+		}
+		uint64_t take = MIN(len, DMAIO_LOAD_RANGE_MAX);
+
+		v->r[v->n++] = (struct range){ file, buf, file_off, buf_off, take };
+		file_off += take;
+		buf_off += take;
+		len -= take;
+	}
+	return 0;
+}
+
+static void load_free(struct dmaio_load *l)
+{
+	if (!l)
+		return;
+	for (unsigned i = 0; i < l->nbufs; i++)
+		dmaio_free(l->bufs[i]);
+	free(l->bufs);
+	free(l->pl);
+	free(l);
+}
+
+static int check_opts(const struct dmaio_model *m, const struct dmaio_load_opts *o)
+{
+	if (o->mode > DMAIO_LOAD_PACKED || (o->flags & ~DMAIO_LOAD_FLAGS_ALL) ||
+	    (o->rw_flags & ~DMAIO_RW_FLAGS_ALL) || o->reserved0)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(o->reserved); i++)
+		if (o->reserved[i])
+			return -EINVAL;
+	if (o->align & (o->align - 1))
+		return -EINVAL;
+	if (o->depth > DMAIO_QUEUE_DEPTH_MAX)
+		return -EINVAL;
+	if (o->mode == DMAIO_LOAD_WHOLE && (o->select || o->nselect || o->align))
+		return -EINVAL;
+	if (o->mode != DMAIO_LOAD_PACKED && o->max_buf)
+		return -EINVAL;
+	if (!o->select && o->nselect)
+		return -EINVAL;
+	for (uint32_t i = 0; o->select && i < o->nselect; i++)
+		if (o->select[i] >= m->n)
+			return -EINVAL;
+	return 0;
+}
+
+static uint64_t default_max_buf(struct dmaio_model *m, const char *heap)
+{
+	struct dmaio_sys_info si;
+	bool udmabuf = heap && strncmp(heap, "udmabuf", 7) == 0;
+
+	if (dmaio_probe_system(m->ctx, &si) == 0) {
+		if (udmabuf || (!heap && si.udmabuf == DMAIO_CAP_YES))
+			return si.udmabuf_size_limit ? si.udmabuf_size_limit : 64ull << 20;
+	} else if (udmabuf) {
+		return 64ull << 20;
+	}
+	return DMAIO_LOAD_DEFAULT_MAX_BUF;
+}
+
+/* the buffers and the place of each selected tensor; sizes in *sizes (nbufs of them) */
+static int plan(struct dmaio_model *m, const struct dmaio_load_opts *o, struct dmaio_load *l,
+		uint64_t **sizes_out, unsigned *nbufs_out, struct range_vec *rv)
+{
+	uint64_t *sizes = NULL;
+	size_t nb = 0, cap = 0;
+	uint64_t limit = 0, align = o->align ? o->align : 1, cur = 0;
+	int r;
+
+#define NEW_BUF(sz)                                                                     \
+	do {                                                                              \
+		if (nb == cap) {                                                          \
+			size_t c2 = cap ? cap * 2 : 16;                                   \
+			uint64_t *s2 = realloc(sizes, c2 * sizeof(*s2));                  \
+			if (!s2) {                                                        \
+				r = -ENOMEM;                                              \
+				goto fail;                                                \
+			}                                                                 \
+			sizes = s2;                                                       \
+			cap = c2;                                                         \
+		}                                                                         \
+		sizes[nb++] = (sz);                                                       \
+	} while (0)
+
+	if (o->mode == DMAIO_LOAD_PACKED)
+		limit = o->max_buf ? o->max_buf : default_max_buf(m, o->heap);
+	if (o->mode == DMAIO_LOAD_WHOLE) {
+		for (unsigned f = 0; f < m->nfiles; f++) {
+			struct model_file *mf = &m->files[f];
+			uint32_t b = (uint32_t)nb;
+
+			if (mf->data_size == 0) {
+				for (uint32_t i = 0; i < mf->ntensors; i++)
+					l->pl[mf->first + i].buf = -2;
+				continue;
+			}
+			/* the data section at its file phase: buffer offset = file offset mod 4 KiB */
+			uint64_t ph = mf->data_offset & (DMAIO_LOAD_PHASE - 1);
+
+			NEW_BUF(ph + mf->data_size);
+			for (uint32_t i = 0; i < mf->ntensors; i++) {
+				struct place *p = &l->pl[mf->first + i];
+				struct model_tensor *t = &m->t[mf->first + i];
+
+				p->buf = t->size ? (int32_t)b : -2;
+				p->off = t->size ? ph + t->offset - mf->data_offset : 0;
+				p->size = t->size;
+			}
+			r = add_range(rv, f, b, mf->data_offset, ph, mf->data_size);
+			if (r < 0)
+				goto fail;
+		}
+		goto done;
+	}
+	/* selected tensors, in model order (file, then offset) */
+	for (uint32_t i = 0; i < m->n; i++) {
+		struct place *p = &l->pl[i];
+		struct model_tensor *t = &m->t[i];
+
+		if (p->buf != -2) /* marked by the caller of plan() */
+			continue;
+		if (t->size == 0)
+			continue;
+		p->size = t->size;
+		if (o->mode == DMAIO_LOAD_PER_TENSOR) {
+			NEW_BUF(t->size);
+			p->buf = (int32_t)(nb - 1);
+			p->off = 0;
+		} else {
+			uint64_t off;
+
+			if (t->size > limit) {
+				r = -EFBIG;
+				goto fail;
+			}
+			/* at the tensor's file phase when that start is also a multiple of align
+			 * (direct I/O can serve it; file-contiguous tensors stay contiguous and are
+			 * read as one range), else at the next multiple of align */
+			bool phased = align <= DMAIO_LOAD_PHASE && t->offset % align == 0;
+			uint64_t ph = t->offset & (DMAIO_LOAD_PHASE - 1);
+
+			if (nb == 0)
+				off = UINT64_MAX;
+			else if (phased)
+				off = cur + ((ph - cur) & (DMAIO_LOAD_PHASE - 1));
+			else
+				off = round_up_u64(cur, align);
+			if (off == UINT64_MAX || off > limit || t->size > limit - off) {
+				NEW_BUF(0);
+				off = phased && ph <= limit - t->size ? ph : 0;
+			}
+			cur = off + t->size;
+			sizes[nb - 1] = cur;
+			p->buf = (int32_t)(nb - 1);
+			p->off = off;
+		}
+		r = add_range(rv, t->file, (uint32_t)p->buf, t->offset, p->off, t->size);
+		if (r < 0)
+			goto fail;
+	}
+#undef NEW_BUF
+done:
+	if (nb > 0x7fffffff) {
+		r = -E2BIG;
+		goto fail;
+	}
+	*sizes_out = sizes;
+	*nbufs_out = (unsigned)nb;
+	return 0;
+fail:
+	free(sizes);
+	return r;
+}
+
+/* drain the queue: reap until every submitted range is back */
+static void drain(struct dmaio_queue *q, uint64_t *inflight)
+{
+	struct dmaio_done d[64];
+
+	while (*inflight > 0) {
+		int n = dmaio_reap(q, d, ARRAY_SIZE(d), 1, -1);
+
+		if (n <= 0)
+			break;
+		*inflight -= (uint64_t)n;
+	}
+}
+
+static int run_ranges(struct dmaio_model *m, const struct dmaio_load_opts *o,
+		      struct dmaio_load *l, const struct range_vec *rv, uint64_t total)
+{
+	struct dmaio_file **files;
+	struct dmaio_queue *q = NULL;
+	uint64_t inflight = 0, bytes_done = 0;
+	size_t next = 0, completed = 0;
+	int r = 0;
+
+	files = calloc(m->nfiles, sizeof(*files));
+	if (!files)
+		return -ENOMEM;
+	for (size_t i = 0; i < rv->n; i++) {
+		uint32_t f = rv->r[i].file;
+
+		if (files[f])
+			continue;
+		r = dmaio_file_open(m->ctx, m->files[f].fd, 0, &files[f]);
+		if (r < 0)
+			goto out;
+	}
+	r = dmaio_queue_new(m->ctx, o->depth, 0, &q);
+	if (r < 0)
+		goto out;
+	while (completed < rv->n) {
+		struct dmaio_io ios[32];
+		struct dmaio_done d[64];
+		struct dmaio_progress pr;
+		unsigned nio = 0;
+		int n;
+
+		while (next + nio < rv->n && nio < ARRAY_SIZE(ios)) {
+			const struct range *g = &rv->r[next + nio];
+
+			memset(&ios[nio], 0, sizeof(ios[nio]));
+			ios[nio].op = DMAIO_OP_READ;
+			ios[nio].flags = o->rw_flags;
+			ios[nio].buf = l->bufs[g->buf];
+			ios[nio].buf_off = g->buf_off;
+			ios[nio].file = files[g->file];
+			ios[nio].file_off = (int64_t)g->file_off;
+			ios[nio].len = g->len;
+			ios[nio].user_data = next + nio;
+			nio++;
+		}
+		if (nio > 0) {
+			n = dmaio_submit(q, ios, nio);
+			if (n < 0 && n != -EAGAIN) {
+				r = n;
+				break;
+			}
+			if (n > 0) {
+				next += (size_t)n;
+				inflight += (uint64_t)n;
+			}
+		}
+		n = dmaio_reap(q, d, ARRAY_SIZE(d), inflight ? 1 : 0, 50);
+		if (n < 0 && n != -ETIME) {
+			r = n;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			const struct range *g = &rv->r[d[i].user_data];
+
+			inflight--;
+			completed++;
+			if (d[i].res < 0) {
+				if (r == 0)
+					r = (int)d[i].res;
+				continue;
+			}
+			if ((uint64_t)d[i].res != g->len) {
+				if (r == 0)
+					r = -ENODATA;
+				continue;
+			}
+			bytes_done += g->len;
+			if (d[i].fallbacks)
+				l->st.fallbacks += d[i].fallbacks;
+			if (o->flags & DMAIO_LOAD_DROP_CACHE)
+				(void)posix_fadvise(m->files[g->file].fd, (off_t)g->file_off,
+						    (off_t)g->len, POSIX_FADV_DONTNEED);
+		}
+		if (r < 0)
+			break;
+		if (o->cancel && *o->cancel) {
+			r = -ECANCELED;
+			break;
+		}
+		if (o->progress) {
+			uint64_t shown = bytes_done;
+
+			if (dmaio_queue_progress(q, &pr) == 0 && pr.bytes_done > shown)
+				shown = pr.bytes_done;
+			if (shown > total)
+				shown = total;
+			if (o->progress(o->progress_arg, shown, total) != 0) {
+				r = -ECANCELED;
+				break;
+			}
+		}
+	}
+	if (r < 0 && q) {
+		(void)dmaio_cancel(q, 0, DMAIO_CANCEL_ALL);
+		drain(q, &inflight);
+	}
+	l->st.bytes = bytes_done;
+	l->st.ranges = rv->n;
+out:
+	dmaio_queue_free(q);
+	for (unsigned f = 0; f < m->nfiles; f++)
+		dmaio_file_close(files[f]);
+	free(files);
+	return r;
+}
+
+DMAIO_EXPORT int dmaio_model_load(struct dmaio_model *model, const struct dmaio_load_opts *opts,
+				  struct dmaio_load **load)
+{
+	static const struct dmaio_load_opts defaults;
+	const struct dmaio_load_opts *o = opts ? opts : &defaults;
+	struct range_vec rv = { 0 };
+	struct dmaio_load *l;
+	uint64_t *sizes = NULL, total = 0, t0 = now_ns();
+	unsigned nbufs = 0;
+	int r;
+
+	if (!model || !load)
+		return -EINVAL;
+	r = check_opts(model, o);
+	if (r < 0)
+		return r;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->ntensors = model->n;
+	l->pl = malloc((model->n + 1) * sizeof(*l->pl));
+	if (!l->pl) {
+		free(l);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < model->n; i++)
+		l->pl[i] = (struct place){ o->select ? -1 : -2, 0, 0 };
+	for (uint32_t i = 0; o->select && i < o->nselect; i++) {
+		if (l->pl[o->select[i]].buf == -2) {
+			load_free(l);
+			return -EINVAL; /* repeated */
+		}
+		l->pl[o->select[i]].buf = -2;
+	}
+	r = plan(model, o, l, &sizes, &nbufs, &rv);
+	if (r < 0)
+		goto fail;
+	l->bufs = calloc(nbufs ? nbufs : 1, sizeof(*l->bufs));
+	if (!l->bufs) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned b = 0; b < nbufs; b++) {
+		r = dmaio_alloc(model->ctx, o->heap, (size_t)sizes[b], o->alloc_flags, &l->bufs[b]);
+		if (r < 0)
+			goto fail;
+		l->nbufs = b + 1;
+		l->st.buffer_bytes += sizes[b];
+	}
+	l->st.buffers = nbufs;
+	for (size_t i = 0; i < rv.n; i++)
+		total += rv.r[i].len;
+	r = run_ranges(model, o, l, &rv, total);
+	if (r < 0)
+		goto fail;
+	for (unsigned b = 0; b < l->nbufs; b++) {
+		struct dmaio_stats st;
+
+		if (dmaio_buf_stats(l->bufs[b], &st) == 0)
+			for (size_t p = 0; p < DMAIO_PATH_SLOTS; p++)
+				l->st.path_bytes[p] += st.path_bytes[p];
+	}
+	l->st.ns = now_ns() - t0;
+	free(sizes);
+	free(rv.r);
+	*load = l;
+	return 0;
+fail:
+	free(sizes);
+	free(rv.r);
+	load_free(l);
+	return r;
+}
+
+DMAIO_EXPORT int dmaio_load_tensor(const struct dmaio_load *load, unsigned tensor,
+				   struct dmaio_tensor_place *place)
+{
+	const struct place *p;
+
+	if (!load || !place)
+		return -EINVAL;
+	if (tensor >= load->ntensors)
+		return -ERANGE;
+	p = &load->pl[tensor];
+	if (p->buf == -1)
+		return -ENOENT;
+	memset(place, 0, sizeof(*place));
+	if (p->buf >= 0) {
+		place->buf = load->bufs[p->buf];
+		place->buf_index = (uint32_t)p->buf;
+		place->offset = p->off;
+		place->size = p->size;
+	}
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_load_buf_count(const struct dmaio_load *load)
+{
+	if (!load)
+		return -EINVAL;
+	return (int)load->nbufs;
+}
+
+DMAIO_EXPORT struct dmaio_buf *dmaio_load_buf(const struct dmaio_load *load, unsigned index)
+{
+	if (!load || index >= load->nbufs)
+		return NULL;
+	return load->bufs[index];
+}
+
+DMAIO_EXPORT int dmaio_load_get_stats(const struct dmaio_load *load, struct dmaio_load_stats *st)
+{
+	if (!load || !st)
+		return -EINVAL;
+	*st = load->st;
+	return 0;
+}
+
+DMAIO_EXPORT void dmaio_load_free(struct dmaio_load *load)
+{
+	load_free(load);
+}

@@ -1,0 +1,1352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-model: the tensor tables of safetensors and GGUF files (dmaio-model.h) and their loading
+ * into buffers. The test writes its own model files from the format facts:
+ *
+ *  st_dtypes     a safetensors file with a tensor of every dtype (scalar, zero-size, 1-5 dims),
+ *                __metadata__: every field of every tensor as written.
+ *  gguf_types    GGUF v3 files with a tensor of every ggml type, alignments default (32), 64,
+ *                4096, metadata of every value type (arrays of strings, nested arrays); v2 too.
+ *  malformed     >= 30 hostile files, each refused with its own errno, no fd leaked.
+ *  shards        three shards (safetensors + GGUF) in one model; a name repeated across shards.
+ *  args          every @retval of the argument checks.
+ *  load          WHOLE, PER_TENSOR, PACKED (small limit, several alignments), a selected set,
+ *                across shards: every byte of every tensor against the position-encoded pattern
+ *                of its file offset (each shard its own seed); padding between packed tensors
+ *                untouched (zero).
+ *  cancel        a progress callback that cancels, and the cancel flag: -ECANCELED, no fd left.
+ *  dropcache     DMAIO_LOAD_DROP_CACHE after a cold start: no page of the file resident (mincore).
+ *
+ * Usage: test-model [--heap NAME]   (memfd, system, cma, udmabuf, ...)
+ * Env:   DMAIO_TEST_ONLY=test_NAME (one test), DMAIO_TEST_MODEL_TENSORS=N (the cancel and
+ *        drop-cache model: N tensors of 1 MiB, 16 to 256; default 16)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "dmaio-model.h"
+
+static struct test_args args;
+static struct dmaio_ctx *ctx;
+
+/* ---- a growing byte string ----------------------------------------------------------------- */
+struct sb {
+	unsigned char *p;
+	size_t n, cap;
+};
+
+static void sb_put(struct sb *b, const void *d, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void sb_u8(struct sb *b, uint8_t v) { sb_put(b, &v, 1); }
+
+static void sb_u32(struct sb *b, uint32_t v)
+{
+	unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+			       (unsigned char)(v >> 24) };
+	sb_put(b, x, 4);
+}
+
+static void sb_u64(struct sb *b, uint64_t v)
+{
+	unsigned char x[8];
+
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	sb_put(b, x, 8);
+}
+
+static void sb_str(struct sb *b, const char *s) /* GGUF string */
+{
+	sb_u64(b, strlen(s));
+	sb_put(b, s, strlen(s));
+}
+
+static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+	char tmp[4096];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < sizeof(tmp));
+	sb_put(b, tmp, (size_t)n);
+}
+
+static void sb_free(struct sb *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- files ---------------------------------------------------------------------------------- */
+static int new_file(void)
+{
+	return test_tmpfile(NULL, NULL, 0);
+}
+
+/* a file: the header bytes, then @data bytes of the pattern of @seed (stream offset = file
+ * offset) */
+static int write_model(const struct sb *hdr, uint64_t data, uint64_t seed)
+{
+	int fd = new_file();
+
+	assert_int_equal(pwrite_full(fd, hdr->p, hdr->n, 0), (ssize_t)hdr->n);
+	if (data)
+		assert_int_equal(file_fill_pattern(fd, (off_t)hdr->n, (size_t)data, seed), 0);
+	return fd;
+}
+
+/* safetensors from a JSON text: length (or @len_lie when not 0), JSON, @data bytes */
+static int write_st(const char *json, uint64_t data, uint64_t len_lie)
+{
+	struct sb b = { 0 };
+	int fd;
+
+	sb_u64(&b, len_lie ? len_lie : strlen(json));
+	sb_put(&b, json, strlen(json));
+	fd = write_model(&b, data, SEED_FILE);
+	sb_free(&b);
+	return fd;
+}
+
+static int open_one(int fd, struct dmaio_model **m)
+{
+	return dmaio_model_open(ctx, &fd, 1, 0, m);
+}
+
+/* ---- safetensors: every dtype -------------------------------------------------------------- */
+struct st_t {
+	const char *name, *dtype;
+	int id;
+	unsigned esize;
+	unsigned ndims;
+	uint64_t shape[5];
+};
+
+static const struct st_t st_all[] = {
+	{ "a.bool", "BOOL", DMAIO_DTYPE_BOOL, 1, 1, { 7 } },
+	{ "a.u8", "U8", DMAIO_DTYPE_U8, 1, 2, { 3, 5 } },
+	{ "a.i8", "I8", DMAIO_DTYPE_I8, 1, 1, { 9 } },
+	{ "a.f8e4m3", "F8_E4M3", DMAIO_DTYPE_F8_E4M3, 1, 1, { 4 } },
+	{ "a.f8e5m2", "F8_E5M2", DMAIO_DTYPE_F8_E5M2, 1, 1, { 4 } },
+	{ "a.i16", "I16", DMAIO_DTYPE_I16, 2, 3, { 2, 3, 4 } },
+	{ "a.u16", "U16", DMAIO_DTYPE_U16, 2, 1, { 5 } },
+	{ "a.f16", "F16", DMAIO_DTYPE_F16, 2, 2, { 64, 33 } },
+	{ "a.bf16", "BF16", DMAIO_DTYPE_BF16, 2, 1, { 1000 } },
+	{ "a.i32", "I32", DMAIO_DTYPE_I32, 4, 0, { 0 } }, /* scalar */
+	{ "a.u32", "U32", DMAIO_DTYPE_U32, 4, 1, { 3 } },
+	{ "a.f32", "F32", DMAIO_DTYPE_F32, 4, 5, { 2, 2, 2, 2, 3 } },
+	{ "a.i64", "I64", DMAIO_DTYPE_I64, 8, 1, { 11 } },
+	{ "a.u64", "U64", DMAIO_DTYPE_U64, 8, 2, { 0, 4 } }, /* zero bytes */
+	{ "a.f64", "F64", DMAIO_DTYPE_F64, 8, 2, { 17, 3 } },
+	{ "b.\xc3\xa9t\xc3\xa9", "F32", DMAIO_DTYPE_F32, 4, 1, { 1 } }, /* UTF-8 name */
+};
+
+static uint64_t st_bytes(const struct st_t *t)
+{
+	uint64_t n = t->esize;
+
+	for (unsigned k = 0; k < t->ndims; k++)
+		n *= t->shape[k];
+	return n;
+}
+
+/* a JSON header of those tensors, back to back in reverse order of the table (the JSON order
+ * is not the offset order) */
+static uint64_t st_json(struct sb *j, const struct st_t *ts, size_t n, uint64_t *begins)
+{
+	uint64_t at = 0;
+
+	for (size_t i = n; i-- > 0;) {
+		begins[i] = at;
+		at += st_bytes(&ts[i]);
+	}
+	sb_printf(j, "{\"__metadata__\":{\"format\":\"pt\",\"x\":\"y\"}");
+	for (size_t i = 0; i < n; i++) {
+		sb_printf(j, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", ts[i].name, ts[i].dtype);
+		for (unsigned k = 0; k < ts[i].ndims; k++)
+			sb_printf(j, "%s%llu", k ? "," : "", (unsigned long long)ts[i].shape[k]);
+		sb_printf(j, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)begins[i],
+			  (unsigned long long)(begins[i] + st_bytes(&ts[i])));
+	}
+	sb_printf(j, "}");
+	/* padded with spaces to a multiple of 8, as the reference writer does */
+	while (j->n % 8)
+		sb_u8(j, ' ');
+	sb_u8(j, 0);
+	j->n--;
+	return at;
+}
+
+static int write_st_all(uint64_t seed, uint64_t *begins, uint64_t *hdr_len)
+{
+	struct sb j = { 0 }, b = { 0 };
+	uint64_t data = st_json(&j, st_all, ARRAY_SIZE(st_all), begins);
+	int fd;
+
+	sb_u64(&b, j.n);
+	sb_put(&b, j.p, j.n);
+	fd = write_model(&b, data, seed);
+	*hdr_len = b.n;
+	sb_free(&j);
+	sb_free(&b);
+	return fd;
+}
+
+static void test_st_dtypes(void **state)
+{
+	uint64_t begins[ARRAY_SIZE(st_all)], hl;
+	struct dmaio_model *m = NULL;
+	struct dmaio_model_file_info fi;
+	int fd = write_st_all(SEED_FILE, begins, &hl);
+	int r = open_one(fd, &m);
+
+	(void)state;
+#ifndef TEST_HAVE_JANSSON
+	assert_int_equal(r, -EOPNOTSUPP);
+	close(fd);
+	skip();
+#endif
+	assert_int_equal(r, 0);
+	close(fd); /* the model keeps its own descriptor */
+	assert_int_equal(dmaio_model_count(m), (int)ARRAY_SIZE(st_all));
+	assert_int_equal(dmaio_model_file(m, 0, &fi), 1);
+	assert_int_equal(fi.format, DMAIO_MODEL_SAFETENSORS);
+	assert_int_equal(fi.data_offset, hl);
+	assert_int_equal(fi.data_offset % 8, 0);
+	assert_int_equal(fi.alignment, 1);
+	assert_int_equal(fi.ntensors, ARRAY_SIZE(st_all));
+	for (size_t i = 0; i < ARRAY_SIZE(st_all); i++) {
+		struct dmaio_tensor_info ti;
+		int idx = dmaio_model_find(m, st_all[i].name);
+
+		assert_true(idx >= 0);
+		assert_int_equal(dmaio_model_tensor(m, (unsigned)idx, &ti), 0);
+		assert_string_equal(ti.name, st_all[i].name);
+		assert_string_equal(ti.dtype_name, st_all[i].dtype);
+		assert_int_equal(ti.dtype, st_all[i].id);
+		assert_int_equal(ti.ndims, st_all[i].ndims);
+		for (unsigned k = 0; k < DMAIO_MODEL_MAX_DIMS; k++)
+			assert_int_equal(ti.shape[k], k < st_all[i].ndims ? st_all[i].shape[k] : 0);
+		assert_int_equal(ti.size, st_bytes(&st_all[i]));
+		assert_int_equal(ti.offset, hl + begins[i]);
+		assert_int_equal(ti.file, 0);
+		assert_int_equal(ti.format, DMAIO_MODEL_SAFETENSORS);
+	}
+	/* numbered in offset order */
+	for (int i = 1; i < dmaio_model_count(m); i++) {
+		struct dmaio_tensor_info a, b;
+
+		assert_int_equal(dmaio_model_tensor(m, (unsigned)i - 1, &a), 0);
+		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &b), 0);
+		assert_true(a.offset + a.size <= b.offset);
+	}
+	assert_int_equal(dmaio_model_find(m, "a.nope"), -ENOENT);
+	dmaio_model_close(m);
+}
+
+/* ---- GGUF ----------------------------------------------------------------------------------- */
+struct gg_type {
+	int id;
+	const char *name;
+	unsigned blck, bytes;
+};
+
+static const struct gg_type gg_all[] = {
+	{ 0, "F32", 1, 4 },	    { 1, "F16", 1, 2 },	      { 2, "Q4_0", 32, 18 },
+	{ 3, "Q4_1", 32, 20 },	    { 6, "Q5_0", 32, 22 },    { 7, "Q5_1", 32, 24 },
+	{ 8, "Q8_0", 32, 34 },	    { 9, "Q8_1", 32, 36 },    { 10, "Q2_K", 256, 84 },
+	{ 11, "Q3_K", 256, 110 },   { 12, "Q4_K", 256, 144 }, { 13, "Q5_K", 256, 176 },
+	{ 14, "Q6_K", 256, 210 },   { 15, "Q8_K", 256, 292 }, { 16, "IQ2_XXS", 256, 66 },
+	{ 17, "IQ2_XS", 256, 74 },  { 18, "IQ3_XXS", 256, 98 }, { 19, "IQ1_S", 256, 50 },
+	{ 20, "IQ4_NL", 32, 18 },   { 21, "IQ3_S", 256, 110 }, { 22, "IQ2_S", 256, 82 },
+	{ 23, "IQ4_XS", 256, 136 }, { 24, "I8", 1, 1 },       { 25, "I16", 1, 2 },
+	{ 26, "I32", 1, 4 },	    { 27, "I64", 1, 8 },      { 28, "F64", 1, 8 },
+	{ 29, "IQ1_M", 256, 56 },   { 30, "BF16", 1, 2 },     { 34, "TQ1_0", 256, 54 },
+	{ 35, "TQ2_0", 256, 66 },   { 39, "MXFP4", 32, 17 },
+};
+
+enum { G_U8, G_I8, G_U16, G_I16, G_U32, G_I32, G_F32, G_BOOL, G_STR, G_ARR, G_U64, G_I64, G_F64 };
+
+struct gg_tensor {
+	char name[64];
+	uint32_t ndims;
+	uint64_t dims[8];
+	uint32_t type;
+	uint64_t offset; /* relative */
+	uint64_t size;
+};
+
+/* every metadata value type once, arrays of numbers, strings and arrays */
+static void gg_meta_all(struct sb *b, unsigned *nkv)
+{
+	sb_str(b, "general.architecture"); sb_u32(b, G_STR); sb_str(b, "llama");
+	sb_str(b, "t.u8"); sb_u32(b, G_U8); sb_u8(b, 7);
+	sb_str(b, "t.i8"); sb_u32(b, G_I8); sb_u8(b, 0xff);
+	sb_str(b, "t.u16"); sb_u32(b, G_U16); sb_u8(b, 1); sb_u8(b, 2);
+	sb_str(b, "t.i16"); sb_u32(b, G_I16); sb_u8(b, 1); sb_u8(b, 2);
+	sb_str(b, "t.u32"); sb_u32(b, G_U32); sb_u32(b, 5);
+	sb_str(b, "t.i32"); sb_u32(b, G_I32); sb_u32(b, 5);
+	sb_str(b, "t.f32"); sb_u32(b, G_F32); sb_u32(b, 0x3f800000);
+	sb_str(b, "t.bool"); sb_u32(b, G_BOOL); sb_u8(b, 1);
+	sb_str(b, "t.u64"); sb_u32(b, G_U64); sb_u64(b, 1);
+	sb_str(b, "t.i64"); sb_u32(b, G_I64); sb_u64(b, 1);
+	sb_str(b, "t.f64"); sb_u32(b, G_F64); sb_u64(b, 0);
+	sb_str(b, "t.arr.str"); sb_u32(b, G_ARR); sb_u32(b, G_STR); sb_u64(b, 3);
+	sb_str(b, "a"); sb_str(b, ""); sb_str(b, "\xe2\x82\xac");
+	sb_str(b, "t.arr.u16"); sb_u32(b, G_ARR); sb_u32(b, G_U16); sb_u64(b, 2); sb_u32(b, 0);
+	sb_str(b, "t.arr.arr"); sb_u32(b, G_ARR); sb_u32(b, G_ARR); sb_u64(b, 2);
+	sb_u32(b, G_I32); sb_u64(b, 1); sb_u32(b, 9);
+	sb_u32(b, G_STR); sb_u64(b, 1); sb_str(b, "zz");
+	*nkv = 15;
+}
+
+/*
+ * A GGUF file: header, metadata (alignment key when @align != 0, then @extra_kv raw bytes
+ * counting @extra_n key/values), the tensor infos, padding, data (the pattern of @seed).
+ * Offsets are computed (aligned) unless the tensor has one already set (!= UINT64_MAX).
+ */
+static int write_gguf(uint32_t version, uint32_t align, struct gg_tensor *ts, size_t n,
+		      bool meta, uint64_t seed, uint64_t *data_start)
+{
+	struct sb b = { 0 };
+	unsigned nkv = 0;
+	uint64_t a = align ? align : 32, at = 0, end = 0, ds;
+	struct sb kv = { 0 };
+	int fd;
+
+	if (meta)
+		gg_meta_all(&kv, &nkv);
+	if (align) {
+		sb_str(&kv, "general.alignment");
+		sb_u32(&kv, G_U32);
+		sb_u32(&kv, align);
+		nkv++;
+	}
+	sb_put(&b, "GGUF", 4);
+	sb_u32(&b, version);
+	sb_u64(&b, n);
+	sb_u64(&b, nkv);
+	if (kv.n)
+		sb_put(&b, kv.p, kv.n);
+	for (size_t i = 0; i < n; i++) {
+		if (ts[i].offset == UINT64_MAX) {
+			ts[i].offset = at;
+			at = (at + ts[i].size + a - 1) / a * a;
+		}
+		if (ts[i].offset + ts[i].size > end)
+			end = ts[i].offset + ts[i].size;
+		sb_str(&b, ts[i].name);
+		sb_u32(&b, ts[i].ndims);
+		for (uint32_t k = 0; k < ts[i].ndims; k++)
+			sb_u64(&b, ts[i].dims[k]);
+		sb_u32(&b, ts[i].type);
+		sb_u64(&b, ts[i].offset);
+	}
+	ds = (b.n + a - 1) / a * a;
+	while (b.n < ds)
+		sb_u8(&b, 0);
+	fd = write_model(&b, end, seed);
+	if (data_start)
+		*data_start = ds;
+	sb_free(&b);
+	sb_free(&kv);
+	return fd;
+}
+
+static size_t gg_tensors_all(struct gg_tensor *ts)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gg_all); i++) {
+		memset(&ts[i], 0, sizeof(ts[i]));
+		snprintf(ts[i].name, sizeof(ts[i].name), "blk.%zu.%s", i, gg_all[i].name);
+		ts[i].ndims = 2;
+		ts[i].dims[0] = gg_all[i].blck * 2;
+		ts[i].dims[1] = 3;
+		ts[i].type = (uint32_t)gg_all[i].id;
+		ts[i].size = 2ull * gg_all[i].bytes * 3;
+		ts[i].offset = UINT64_MAX;
+	}
+	return ARRAY_SIZE(gg_all);
+}
+
+static void check_gguf(uint32_t version, uint32_t align, bool meta)
+{
+	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
+	size_t n = gg_tensors_all(ts);
+	uint64_t ds;
+	int fd = write_gguf(version, align, ts, n, meta, SEED_FILE, &ds);
+	struct dmaio_model *m = NULL;
+	struct dmaio_model_file_info fi;
+
+	assert_int_equal(open_one(fd, &m), 0);
+	close(fd);
+	assert_int_equal(dmaio_model_count(m), (int)n);
+	assert_int_equal(dmaio_model_file(m, 0, &fi), 1);
+	assert_int_equal(fi.format, DMAIO_MODEL_GGUF);
+	assert_int_equal(fi.version, version);
+	assert_int_equal(fi.alignment, align ? align : 32);
+	assert_int_equal(fi.data_offset, ds);
+	for (size_t i = 0; i < n; i++) {
+		struct dmaio_tensor_info ti;
+
+		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0); /* offset order */
+		assert_string_equal(ti.name, ts[i].name);
+		assert_string_equal(ti.dtype_name, gg_all[i].name);
+		assert_string_equal(dmaio_model_dtype_name(gg_all[i].id), gg_all[i].name);
+		assert_int_equal(ti.dtype, gg_all[i].id);
+		assert_int_equal(ti.ndims, 2);
+		assert_int_equal(ti.shape[0], ts[i].dims[0]);
+		assert_int_equal(ti.shape[1], 3);
+		assert_int_equal(ti.nelems, ts[i].dims[0] * 3);
+		assert_int_equal(ti.size, ts[i].size);
+		assert_int_equal(ti.offset, ds + ts[i].offset);
+		assert_int_equal(ti.offset % (align ? align : 32), 0);
+		assert_int_equal(dmaio_model_find(m, ts[i].name), (int)i);
+	}
+	dmaio_model_close(m);
+}
+
+static void test_gguf_types(void **state)
+{
+	(void)state;
+	check_gguf(3, 0, true);    /* default alignment 32 */
+	check_gguf(3, 32, false);
+	check_gguf(3, 64, true);
+	check_gguf(3, 4096, true);
+	check_gguf(2, 0, false);   /* v2: the same layout */
+	check_gguf(3, 1, false);   /* alignment 1 is a power of two */
+}
+
+/* ---- malformed files ------------------------------------------------------------------------ */
+struct bad_st {
+	const char *what;
+	const char *json;
+	uint64_t data;
+	uint64_t len_lie;
+	int err;
+};
+
+static const struct bad_st bad_sts[] = {
+	{ "header length past the end", "{}", 0, 1000, -ENODATA },
+	{ "header length above the limit", "{}", 0, 200000000, -E2BIG },
+	{ "header length 2^63", "{}", 0, 1ull << 63, -E2BIG },
+	{ "JSON syntax", "{\"t\":{\"dtype\":\"F32\",", 8, 0, -EBADMSG },
+	{ "trailing garbage", "{}x", 0, 0, -EBADMSG },
+	{ "a tensor entry not an object", "{\"t\":[1,2]}", 0, 0, -EBADMSG },
+	{ "invalid UTF-8 in a name", "{\"t\xff\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+	  8, 0, -EILSEQ },
+	{ "overlong UTF-8", "{\"t\xc0\xaf\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+	  8, 0, -EILSEQ },
+	{ "duplicate tensor name", "{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+				   "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+	  8, 0, -EEXIST },
+	{ "unknown dtype", "{\"t\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, 0,
+	  -EPROTOTYPE },
+	{ "dtype not a string", "{\"t\":{\"dtype\":4,\"shape\":[2],\"data_offsets\":[0,8]}}", 8, 0,
+	  -EBADMSG },
+	{ "missing data_offsets", "{\"t\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, 0, -EBADMSG },
+	{ "extra field", "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}",
+	  8, 0, -EBADMSG },
+	{ "negative dim", "{\"t\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8, 0,
+	  -EBADMSG },
+	{ "three offsets", "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,9]}}", 8, 0,
+	  -EBADMSG },
+	{ "size disagrees with shape", "{\"t\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}",
+	  8, 0, -EMSGSIZE },
+	{ "shape product overflows",
+	  "{\"t\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8, 0,
+	  -EOVERFLOW },
+	{ "bytes overflow", "{\"t\":{\"dtype\":\"F64\",\"shape\":[4611686018427387904],"
+			    "\"data_offsets\":[0,8]}}", 8, 0, -EOVERFLOW },
+	{ "too many dims", "{\"t\":{\"dtype\":\"U8\",\"shape\":[1,1,1,1,1,1,1,1,1],"
+			   "\"data_offsets\":[0,1]}}", 1, 0, -E2BIG },
+	{ "begin after end", "{\"t\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,4]}}", 8, 0,
+	  -EDOM },
+	{ "offsets past the end", "{\"t\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}",
+	  8, 0, -ERANGE },
+	{ "overlapping tensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+				 "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+	  12, 0, -EADDRINUSE },
+	{ "a hole", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+		    "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12, 0, -ENOTEMPTY },
+	{ "trailing bytes", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 8, 0,
+	  -ENOTEMPTY },
+	{ "metadata not strings", "{\"__metadata__\":{\"a\":1}}", 0, 0, -EBADMSG },
+	{ "empty tensor name", "{\"\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, 0,
+	  -EBADMSG },
+};
+
+/* GGUF lies: each a function that writes its file */
+static int gg_bad_magic(void)
+{
+	struct sb b = { 0 };
+	int fd;
+
+	sb_put(&b, "GGUG", 4); sb_u32(&b, 3); sb_u64(&b, 0); sb_u64(&b, 0);
+	fd = write_model(&b, 0, 0);
+	sb_free(&b);
+	return fd;
+}
+
+static int gg_head(uint32_t ver, uint64_t nt, uint64_t nkv, const struct sb *rest)
+{
+	struct sb b = { 0 };
+	int fd;
+
+	sb_put(&b, "GGUF", 4); sb_u32(&b, ver); sb_u64(&b, nt); sb_u64(&b, nkv);
+	if (rest && rest->n)
+		sb_put(&b, rest->p, rest->n);
+	fd = write_model(&b, 0, 0);
+	sb_free(&b);
+	return fd;
+}
+
+static int gg_v1(void) { return gg_head(1, 0, 0, NULL); }
+static int gg_v4(void) { return gg_head(4, 0, 0, NULL); }
+static int gg_big_endian(void) { return gg_head(0x03000000, 0, 0, NULL); }
+static int gg_truncated(void)
+{
+	struct sb b = { 0 };
+	int fd;
+
+	sb_put(&b, "GGUF", 4); sb_u32(&b, 3); sb_u64(&b, 1);
+	fd = write_model(&b, 0, 0);
+	sb_free(&b);
+	return fd;
+}
+static int gg_huge_tensors(void) { return gg_head(3, 1ull << 40, 0, NULL); }
+static int gg_huge_kv(void) { return gg_head(3, 0, 1ull << 40, NULL); }
+static int gg_kv_past_end(void) { return gg_head(3, 0, 1000, NULL); }
+
+static int gg_kv(void (*fill)(struct sb *), uint64_t nkv)
+{
+	struct sb r = { 0 };
+	int fd;
+
+	fill(&r);
+	fd = gg_head(3, 0, nkv, &r);
+	sb_free(&r);
+	return fd;
+}
+
+static void f_bad_vtype(struct sb *r) { sb_str(r, "k"); sb_u32(r, 13); sb_u32(r, 0); }
+static void f_long_string(struct sb *r) { sb_str(r, "k"); sb_u32(r, G_STR); sb_u64(r, 1ull << 62); }
+static void f_str_past_end(struct sb *r) { sb_str(r, "k"); sb_u32(r, G_STR); sb_u64(r, 100); sb_u32(r, 0); }
+static void f_bad_utf8_key(struct sb *r) { sb_str(r, "k\xed\xa0\x80"); sb_u32(r, G_U8); sb_u8(r, 0); }
+static void f_dup_key(struct sb *r)
+{
+	sb_str(r, "k"); sb_u32(r, G_U8); sb_u8(r, 0);
+	sb_str(r, "k"); sb_u32(r, G_U8); sb_u8(r, 0);
+}
+static void f_huge_array(struct sb *r)
+{
+	sb_str(r, "k"); sb_u32(r, G_ARR); sb_u32(r, G_U32); sb_u64(r, 1ull << 61); sb_u32(r, 0);
+}
+static void f_array_bad_type(struct sb *r)
+{
+	sb_str(r, "k"); sb_u32(r, G_ARR); sb_u32(r, 77); sb_u64(r, 1); sb_u32(r, 0);
+}
+static void f_align_type(struct sb *r) { sb_str(r, "general.alignment"); sb_u32(r, G_U64); sb_u64(r, 32); }
+static void f_align_npot(struct sb *r) { sb_str(r, "general.alignment"); sb_u32(r, G_U32); sb_u32(r, 48); }
+static void f_align_zero(struct sb *r) { sb_str(r, "general.alignment"); sb_u32(r, G_U32); sb_u32(r, 0); }
+static void f_bad_bool(struct sb *r) { sb_str(r, "k"); sb_u32(r, G_BOOL); sb_u8(r, 2); }
+static void f_deep(struct sb *r)
+{
+	sb_str(r, "k"); sb_u32(r, G_ARR);
+	for (int i = 0; i < 6; i++) {
+		sb_u32(r, G_ARR); sb_u64(r, 1);
+	}
+	sb_u32(r, G_U8); sb_u64(r, 1); sb_u8(r, 0);
+	for (int i = 0; i < 32; i++)
+		sb_u8(r, 0);
+}
+
+static int gg_bad_vtype(void) { return gg_kv(f_bad_vtype, 1); }
+static int gg_long_string(void) { return gg_kv(f_long_string, 1); }
+static int gg_str_past_end(void) { return gg_kv(f_str_past_end, 1); }
+static int gg_bad_utf8_key(void) { return gg_kv(f_bad_utf8_key, 1); }
+static int gg_dup_key(void) { return gg_kv(f_dup_key, 2); }
+static int gg_huge_array(void) { return gg_kv(f_huge_array, 1); }
+static int gg_array_bad_type(void) { return gg_kv(f_array_bad_type, 1); }
+static int gg_align_type(void) { return gg_kv(f_align_type, 1); }
+static int gg_align_npot(void) { return gg_kv(f_align_npot, 1); }
+static int gg_align_zero(void) { return gg_kv(f_align_zero, 1); }
+static int gg_bad_bool(void) { return gg_kv(f_bad_bool, 1); }
+static int gg_deep(void) { return gg_kv(f_deep, 1); }
+
+/* tensor-info lies, on a valid file of two F32 tensors of 16 elements */
+static int gg_tensors(void (*lie)(struct gg_tensor *), uint32_t align)
+{
+	struct gg_tensor ts[2];
+
+	memset(ts, 0, sizeof(ts));
+	for (int i = 0; i < 2; i++) {
+		snprintf(ts[i].name, sizeof(ts[i].name), "t%d", i);
+		ts[i].ndims = 1;
+		ts[i].dims[0] = 16;
+		ts[i].type = 0;
+		ts[i].size = 64;
+		ts[i].offset = UINT64_MAX;
+	}
+	lie(ts);
+	return write_gguf(3, align, ts, 2, false, SEED_FILE, NULL);
+}
+
+static void l_unknown_type(struct gg_tensor *t) { t[1].type = 4; }   /* removed Q4_2 */
+static void l_type_31(struct gg_tensor *t) { t[1].type = 31; }       /* removed Q4_0_4_4 */
+static void l_type_huge(struct gg_tensor *t) { t[1].type = 1000; }
+static void l_dims5(struct gg_tensor *t) { t[1].ndims = 5; }
+static void l_block(struct gg_tensor *t) { t[1].type = 2; t[1].dims[0] = 48; t[1].size = 0; }
+static void l_overflow(struct gg_tensor *t)
+{
+	t[1].ndims = 4;
+	t[1].dims[0] = t[1].dims[1] = t[1].dims[2] = t[1].dims[3] = 1ull << 20;
+	t[1].size = 0;
+}
+static void l_offset_wrap(struct gg_tensor *t) { t[1].offset = UINT64_MAX - 31; }
+static void l_past_end(struct gg_tensor *t) { t[0].offset = 0; t[1].offset = 64; t[1].dims[0] = 32; }
+static void l_misaligned(struct gg_tensor *t) { t[0].offset = 0; t[1].offset = 68; }
+static void l_overlap(struct gg_tensor *t) { t[0].offset = 0; t[1].offset = 32; t[0].size = 128; }
+static void l_dup(struct gg_tensor *t) { strcpy(t[1].name, "t0"); }
+static void l_bad_name(struct gg_tensor *t) { strcpy(t[1].name, "t\xe0\x80\x80"); }
+static void l_empty_name(struct gg_tensor *t) { t[1].name[0] = 0; }
+
+static int gg_unknown_type(void) { return gg_tensors(l_unknown_type, 0); }
+static int gg_type_31(void) { return gg_tensors(l_type_31, 0); }
+static int gg_type_huge(void) { return gg_tensors(l_type_huge, 0); }
+static int gg_dims5(void) { return gg_tensors(l_dims5, 0); }
+static int gg_block(void) { return gg_tensors(l_block, 0); }
+static int gg_overflow(void) { return gg_tensors(l_overflow, 0); }
+static int gg_offset_wrap(void) { return gg_tensors(l_offset_wrap, 0); }
+static int gg_past_end(void) { return gg_tensors(l_past_end, 0); }
+static int gg_misaligned(void) { return gg_tensors(l_misaligned, 0); }
+static int gg_misaligned64(void) { return gg_tensors(l_overlap, 64); } /* 32 not a multiple of 64 */
+static int gg_overlap(void) { return gg_tensors(l_overlap, 0); }
+static int gg_dup(void) { return gg_tensors(l_dup, 0); }
+static int gg_bad_name(void) { return gg_tensors(l_bad_name, 0); }
+static int gg_empty_name(void) { return gg_tensors(l_empty_name, 0); }
+static int not_a_model(void)
+{
+	struct sb b = { 0 };
+	int fd;
+
+	sb_printf(&b, "#!/bin/sh\necho this is not a model\n");
+	fd = write_model(&b, 0, 0);
+	sb_free(&b);
+	return fd;
+}
+static int tiny_file(void)
+{
+	struct sb b = { 0 };
+	int fd;
+
+	sb_put(&b, "GG", 2);
+	fd = write_model(&b, 0, 0);
+	sb_free(&b);
+	return fd;
+}
+
+struct bad_gg {
+	const char *what;
+	int (*make)(void);
+	int err;
+};
+
+static const struct bad_gg bad_ggs[] = {
+	{ "bad magic", gg_bad_magic, -ENOEXEC },
+	{ "a shell script", not_a_model, -ENOEXEC },
+	{ "a 2-byte file", tiny_file, -ENOEXEC },
+	{ "version 1", gg_v1, -EPROTONOSUPPORT },
+	{ "version 4", gg_v4, -EPROTONOSUPPORT },
+	{ "big-endian version", gg_big_endian, -EPROTONOSUPPORT },
+	{ "truncated header", gg_truncated, -ENODATA },
+	{ "2^40 tensors", gg_huge_tensors, -E2BIG },
+	{ "2^40 key/values", gg_huge_kv, -E2BIG },
+	{ "key/values past the end", gg_kv_past_end, -ENODATA },
+	{ "unknown value type", gg_bad_vtype, -EBADMSG },
+	{ "a 2^62-byte string", gg_long_string, -E2BIG },
+	{ "a string past the end", gg_str_past_end, -ENODATA },
+	{ "a surrogate in a key", gg_bad_utf8_key, -EILSEQ },
+	{ "a key twice", gg_dup_key, -EEXIST },
+	{ "a 2^61-element array", gg_huge_array, -ENODATA },
+	{ "an array of an unknown type", gg_array_bad_type, -EBADMSG },
+	{ "general.alignment a u64", gg_align_type, -EBADMSG },
+	{ "general.alignment 48", gg_align_npot, -EBADMSG },
+	{ "general.alignment 0", gg_align_zero, -EBADMSG },
+	{ "a bool of 2", gg_bad_bool, -EBADMSG },
+	{ "arrays nested 7 deep", gg_deep, -E2BIG },
+	{ "ggml type 4 (removed)", gg_unknown_type, -EPROTOTYPE },
+	{ "ggml type 31 (removed)", gg_type_31, -EPROTOTYPE },
+	{ "ggml type 1000", gg_type_huge, -EPROTOTYPE },
+	{ "5 dimensions", gg_dims5, -E2BIG },
+	{ "Q4_0 of 48 elements", gg_block, -EMSGSIZE },
+	{ "2^80 elements", gg_overflow, -EOVERFLOW },
+	{ "offset wraps around", gg_offset_wrap, -EOVERFLOW },
+	{ "data past the end", gg_past_end, -ERANGE },
+	{ "offset 68 with alignment 32", gg_misaligned, -ENXIO },
+	{ "offset 32 with alignment 64", gg_misaligned64, -ENXIO },
+	{ "overlapping tensors", gg_overlap, -EADDRINUSE },
+	{ "a name twice", gg_dup, -EEXIST },
+	{ "an overlong NUL in a name", gg_bad_name, -EILSEQ },
+	{ "an empty name", gg_empty_name, -EBADMSG },
+};
+
+static void test_malformed(void **state)
+{
+	unsigned n = 0, bad = 0;
+	int fds0 = test_count_fds();
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad_sts); i++) {
+		const struct bad_st *c = &bad_sts[i];
+		struct dmaio_model *m = NULL;
+		int fd = write_st(c->json, c->data, c->len_lie);
+		int r = open_one(fd, &m);
+		int want = c->err;
+
+#ifndef TEST_HAVE_JANSSON
+		want = -EOPNOTSUPP; /* without jansson every safetensors file is refused */
+#endif
+		n++;
+		if (r != want || m) {
+			printf("FAIL: safetensors, %s: %s, expected %s\n", c->what, test_errname(r),
+			       test_errname(want));
+			bad++;
+		}
+		close(fd);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad_ggs); i++) {
+		const struct bad_gg *c = &bad_ggs[i];
+		struct dmaio_model *m = NULL;
+		int fd = c->make();
+		int r = open_one(fd, &m);
+
+		n++;
+		if (r != c->err || m) {
+			printf("FAIL: GGUF, %s: %s, expected %s\n", c->what, test_errname(r),
+			       test_errname(c->err));
+			bad++;
+		}
+		close(fd);
+	}
+	printf("# %u malformed files, %u not refused as expected\n", n, bad);
+	assert_true(n >= 30);
+	assert_int_equal(bad, 0);
+	assert_int_equal(test_count_fds(), fds0);
+}
+
+/* ---- shards --------------------------------------------------------------------------------- */
+struct shards {
+	int fds[3];
+	uint64_t seeds[3];
+};
+
+static void make_shards(struct shards *s, bool dup_name)
+{
+	uint64_t begins[ARRAY_SIZE(st_all)], hl;
+	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
+	size_t n = gg_tensors_all(ts);
+
+	for (int i = 0; i < 3; i++)
+		s->seeds[i] = SEED_FILE + 0x1000 * (uint64_t)i;
+#ifdef TEST_HAVE_JANSSON
+	s->fds[0] = write_st_all(s->seeds[0], begins, &hl);
+	/* the second safetensors shard: other names, one big tensor */
+	{
+		struct sb j = { 0 }, b = { 0 };
+
+		sb_printf(&j, "{\"%s\":{\"dtype\":\"F16\",\"shape\":[1024,1025],"
+			      "\"data_offsets\":[0,2099200]},"
+			      "\"c.small\":{\"dtype\":\"U8\",\"shape\":[3],"
+			      "\"data_offsets\":[2099200,2099203]}}",
+			  dup_name ? "a.f16" : "c.big");
+		sb_u64(&b, j.n);
+		sb_put(&b, j.p, j.n);
+		s->fds[1] = write_model(&b, 2099203, s->seeds[1]);
+		sb_free(&j);
+		sb_free(&b);
+	}
+#else
+	(void)begins;
+	(void)hl;
+	(void)dup_name;
+	s->fds[0] = write_gguf(3, 64, ts, n, true, s->seeds[0], NULL);
+	for (size_t i = 0; i < n; i++) {
+		ts[i].name[0] = 'x';
+		ts[i].offset = UINT64_MAX;
+	}
+	s->fds[1] = write_gguf(3, 128, ts, n, false, s->seeds[1], NULL);
+	n = gg_tensors_all(ts);
+	for (size_t i = 0; i < n; i++)
+		ts[i].name[0] = 'z'; /* the third shard's names differ from the first's */
+#endif
+	s->fds[2] = write_gguf(3, 4096, ts, n, true, s->seeds[2], NULL);
+}
+
+static void close_shards(struct shards *s)
+{
+	for (int i = 0; i < 3; i++)
+		close(s->fds[i]);
+}
+
+static void test_shards(void **state)
+{
+	struct shards s;
+	struct dmaio_model *m = NULL;
+	struct dmaio_model_file_info fi;
+	int total = 0, fds0 = test_count_fds();
+
+	(void)state;
+	make_shards(&s, false);
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), 0);
+	for (unsigned f = 0; f < 3; f++) {
+		assert_int_equal(dmaio_model_file(m, f, &fi), 3);
+		for (unsigned i = 0; i < fi.ntensors; i++) {
+			struct dmaio_tensor_info ti;
+
+			assert_int_equal(dmaio_model_tensor(m, (unsigned)total + i, &ti), 0);
+			assert_int_equal(ti.file, f);
+			assert_int_equal(dmaio_model_find(m, ti.name), total + (int)i);
+		}
+		total += (int)fi.ntensors;
+	}
+	assert_int_equal(dmaio_model_count(m), total);
+	assert_int_equal(dmaio_model_file(m, 3, &fi), -ERANGE);
+	dmaio_model_close(m);
+	close_shards(&s);
+#ifdef TEST_HAVE_JANSSON
+	make_shards(&s, true);
+	m = NULL;
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), -EEXIST);
+	assert_null(m);
+	close_shards(&s);
+#endif
+	assert_int_equal(test_count_fds(), fds0);
+}
+
+/* ---- arguments ------------------------------------------------------------------------------ */
+static void test_args(void **state)
+{
+	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
+	size_t n = gg_tensors_all(ts);
+	int fd = write_gguf(3, 0, ts, n, false, SEED_FILE, NULL);
+	struct dmaio_model *m = NULL;
+	struct dmaio_tensor_info ti;
+	struct dmaio_model_file_info fi;
+	struct dmaio_load *l = NULL;
+	struct dmaio_load_opts o;
+	struct dmaio_tensor_place pl;
+	int fds[2] = { fd, -1 }, p[2], wr, dir;
+	uint32_t sel[2] = { 0, 0 };
+	struct dmaio_load_stats st;
+
+	(void)state;
+	assert_int_equal(dmaio_model_open(ctx, NULL, 1, 0, &m), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 1, 0, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 0, 0, &m), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, DMAIO_MODEL_MAX_FILES + 1, 0, &m), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 1, 1, &m), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m), -EBADF);
+	fds[1] = 1000;
+	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m), -EBADF);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(dmaio_model_open(ctx, &p[0], 1, 0, &m), -ESPIPE);
+	close(p[0]);
+	close(p[1]);
+	dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(dmaio_model_open(ctx, &dir, 1, 0, &m), -ESPIPE);
+	close(dir);
+	{
+		char path[4096];
+		int t = test_tmpfile(NULL, path, sizeof(path));
+
+		wr = open(path, O_WRONLY | O_CLOEXEC);
+		assert_true(wr >= 0);
+		assert_int_equal(dmaio_model_open(ctx, &wr, 1, 0, &m), -EBADF);
+		close(wr);
+		close(t);
+	}
+	assert_null(m);
+	assert_int_equal(open_one(fd, &m), 0);
+	assert_int_equal(dmaio_model_count(NULL), -EINVAL);
+	assert_int_equal(dmaio_model_tensor(NULL, 0, &ti), -EINVAL);
+	assert_int_equal(dmaio_model_tensor(m, 0, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_tensor(m, (unsigned)n, &ti), -ERANGE);
+	assert_int_equal(dmaio_model_find(NULL, "x"), -EINVAL);
+	assert_int_equal(dmaio_model_find(m, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_file(NULL, 0, &fi), -EINVAL);
+	assert_int_equal(dmaio_model_file(m, 0, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_file(m, 1, &fi), -ERANGE);
+	assert_null(dmaio_model_dtype_name(4));
+	assert_null(dmaio_model_dtype_name(-1));
+	assert_string_equal(dmaio_model_dtype_name(DMAIO_DTYPE_F8_E5M2), "F8_E5M2");
+
+	assert_int_equal(dmaio_model_load(NULL, NULL, &l), -EINVAL);
+	assert_int_equal(dmaio_model_load(m, NULL, NULL), -EINVAL);
+#define BAD_OPTS(stmt)                                                     \
+	do {                                                               \
+		memset(&o, 0, sizeof(o));                                  \
+		o.heap = args.heap_name;                                   \
+		stmt;                                                      \
+		assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);    \
+		assert_null(l);                                            \
+	} while (0)
+	BAD_OPTS(o.mode = 3);
+	BAD_OPTS(o.flags = 2);
+	BAD_OPTS(o.rw_flags = 1u << 20);
+	BAD_OPTS(o.reserved0 = 1);
+	BAD_OPTS(o.reserved[3] = 1);
+	BAD_OPTS(o.align = 64);                           /* WHOLE */
+	BAD_OPTS(o.select = sel; o.nselect = 1);          /* WHOLE */
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.align = 48);
+	BAD_OPTS(o.mode = DMAIO_LOAD_PER_TENSOR; o.max_buf = 4096);
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.depth = DMAIO_QUEUE_DEPTH_MAX + 1);
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.nselect = 1);
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2);   /* repeated */
+	sel[1] = (uint32_t)n;
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2);   /* out of range */
+	memset(&o, 0, sizeof(o));
+	o.heap = args.heap_name;
+	o.mode = DMAIO_LOAD_PACKED;
+	o.max_buf = 100; /* smaller than the tensors */
+	assert_int_equal(dmaio_model_load(m, &o, &l), -EFBIG);
+	o.max_buf = 0;
+	o.select = sel;
+	o.nselect = 1;
+	assert_int_equal(dmaio_model_load(m, &o, &l), 0);
+	assert_int_equal(dmaio_load_tensor(NULL, 0, &pl), -EINVAL);
+	assert_int_equal(dmaio_load_tensor(l, 0, NULL), -EINVAL);
+	assert_int_equal(dmaio_load_tensor(l, (unsigned)n, &pl), -ERANGE);
+	assert_int_equal(dmaio_load_tensor(l, 1, &pl), -ENOENT);
+	assert_int_equal(dmaio_load_tensor(l, 0, &pl), 0);
+	assert_int_equal(dmaio_load_buf_count(NULL), -EINVAL);
+	assert_int_equal(dmaio_load_buf_count(l), 1);
+	assert_null(dmaio_load_buf(l, 1));
+	assert_null(dmaio_load_buf(NULL, 0));
+	assert_ptr_equal(dmaio_load_buf(l, 0), pl.buf);
+	assert_int_equal(dmaio_load_get_stats(NULL, &st), -EINVAL);
+	assert_int_equal(dmaio_load_get_stats(l, NULL), -EINVAL);
+	dmaio_load_free(l);
+	dmaio_load_free(NULL);
+	dmaio_model_close(m);
+	dmaio_model_close(NULL);
+	close(fd);
+}
+
+/* ---- loading -------------------------------------------------------------------------------- */
+static unsigned check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64_t *seeds,
+			   const uint32_t *sel, unsigned nsel, uint32_t mode, uint64_t align,
+			   uint64_t max_buf)
+{
+	int nt = dmaio_model_count(m), nb = dmaio_load_buf_count(l);
+	unsigned bad = 0;
+	void **maps = calloc((size_t)nb + 1, sizeof(void *));
+	uint64_t *covered = calloc((size_t)nb + 1, sizeof(uint64_t));
+	struct dmaio_load_stats st;
+
+	assert_non_null(maps);
+	for (int b = 0; b < nb; b++) {
+		struct dmaio_buf *buf = dmaio_load_buf(l, (unsigned)b);
+
+		assert_int_equal(dmaio_map(buf, &maps[b]), 0);
+		assert_int_equal(dmaio_sync_begin(buf, DMAIO_SYNC_READ), 0);
+		if (mode == DMAIO_LOAD_PACKED)
+			assert_true(dmaio_buf_size(buf) <= max_buf);
+	}
+	for (int i = 0; i < nt; i++) {
+		struct dmaio_tensor_info ti;
+		struct dmaio_tensor_place pl;
+		bool selected = !sel;
+		int r;
+
+		for (unsigned k = 0; sel && k < nsel; k++)
+			selected |= sel[k] == (uint32_t)i;
+		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0);
+		r = dmaio_load_tensor(l, (unsigned)i, &pl);
+		if (!selected) {
+			assert_int_equal(r, -ENOENT);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(pl.size, ti.size);
+		if (ti.size == 0) {
+			assert_null(pl.buf);
+			continue;
+		}
+		assert_non_null(pl.buf);
+		assert_ptr_equal(dmaio_load_buf(l, pl.buf_index), pl.buf);
+		assert_true(pl.offset + pl.size <= dmaio_buf_size(pl.buf));
+		if (mode == DMAIO_LOAD_PACKED)
+			assert_int_equal(pl.offset % align, 0);
+		if (mode == DMAIO_LOAD_PER_TENSOR)
+			assert_int_equal(pl.offset, 0);
+		covered[pl.buf_index] += pl.size;
+		long long at = pat_check((char *)maps[pl.buf_index] + pl.offset, (size_t)pl.size,
+					 seeds[ti.file], ti.offset);
+		if (at >= 0) {
+			if (bad++ < 5)
+				pat_report(ti.name, (char *)maps[pl.buf_index] + pl.offset,
+					   (size_t)pl.size, seeds[ti.file], ti.offset, at, false);
+		}
+	}
+	/* the bytes of a PACKED/PER_TENSOR buffer outside every tensor were never written */
+	for (int b = 0; b < nb && mode != DMAIO_LOAD_WHOLE; b++) {
+		size_t sz = dmaio_buf_size(dmaio_load_buf(l, (unsigned)b));
+		size_t zeros = 0;
+
+		for (size_t k = 0; k < sz; k++)
+			zeros += ((unsigned char *)maps[b])[k] == 0;
+		/* the pattern has zero bytes too: only "at least the padding is zero" is exact */
+		assert_true(zeros >= sz - covered[b]);
+	}
+	for (int b = 0; b < nb; b++) {
+		struct dmaio_buf *buf = dmaio_load_buf(l, (unsigned)b);
+
+		assert_int_equal(dmaio_sync_end(buf, DMAIO_SYNC_READ), 0);
+		assert_int_equal(dmaio_unmap(buf), 0);
+	}
+	assert_int_equal(dmaio_load_get_stats(l, &st), 0);
+	assert_int_equal(st.buffers, (uint64_t)nb);
+	uint64_t pb = 0;
+
+	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
+		pb += st.path_bytes[p];
+	assert_int_equal(pb, st.bytes);
+	free(maps);
+	free(covered);
+	return bad;
+}
+
+static void test_load(void **state)
+{
+	struct shards s;
+	struct dmaio_model *m = NULL;
+	int fds0, nt;
+	static const struct {
+		uint32_t mode, align;
+		uint64_t max_buf;
+		bool select;
+	} cases[] = {
+		{ DMAIO_LOAD_WHOLE, 0, 0, false },
+		{ DMAIO_LOAD_PER_TENSOR, 0, 0, false },
+		{ DMAIO_LOAD_PACKED, 0, 0, false },
+		/* max_buf 1: the largest tensor + 4 KiB, or a third of the model (see below) */
+		{ DMAIO_LOAD_PACKED, 1, 1, false },
+		{ DMAIO_LOAD_PACKED, 4096, 1, false },
+		{ DMAIO_LOAD_PACKED, 256, 1, true },
+		{ DMAIO_LOAD_PER_TENSOR, 0, 0, true },
+	};
+
+	(void)state;
+	make_shards(&s, false);
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), 0);
+	close_shards(&s);
+	nt = dmaio_model_count(m);
+	fds0 = test_count_fds();
+	/* the limited PACKED cases: the largest tensor must fit, the model must not */
+	uint64_t biggest = 0, total = 0;
+
+	for (int i = 0; i < nt; i++) {
+		struct dmaio_tensor_info ti;
+
+		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0);
+		biggest = ti.size > biggest ? ti.size : biggest;
+		total += ti.size;
+	}
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct dmaio_load_opts o;
+		struct dmaio_load *l = NULL;
+		uint32_t sel[64];
+		unsigned nsel = 0;
+		int r;
+
+		memset(&o, 0, sizeof(o));
+		o.mode = cases[c].mode;
+		o.align = cases[c].align;
+		o.max_buf = cases[c].max_buf;
+		if (o.max_buf) {
+			o.max_buf = biggest + (o.align > 4096 ? o.align : 4096);
+			if (o.max_buf < total / 3)
+				o.max_buf = total / 3;
+		}
+		o.heap = args.heap_name;
+		o.depth = 8;
+		if (cases[c].select) {
+			for (int i = nt - 1; i >= 0 && nsel < ARRAY_SIZE(sel); i -= 3)
+				sel[nsel++] = (uint32_t)i;
+			o.select = sel;
+			o.nselect = nsel;
+		}
+		r = dmaio_model_load(m, &o, &l);
+		if (r < 0 && test_is_skip_err(r) && !test_expect_devices()) {
+			printf("# SKIP: %s: %s\n", args.heap, test_errname(r));
+			dmaio_model_close(m);
+			skip();
+		}
+		assert_int_equal(r, 0);
+		if (o.max_buf && !o.select) /* the limit splits the model */
+			assert_true(dmaio_load_buf_count(l) >= 2);
+		printf("# mode %u align %u max_buf %llu%s: %d buffers\n", o.mode, o.align,
+		       (unsigned long long)o.max_buf, o.select ? " selected" : "",
+		       dmaio_load_buf_count(l));
+		assert_int_equal(check_load(m, l, s.seeds, o.select, nsel, o.mode,
+					    o.align ? o.align : 1,
+					    o.max_buf ? o.max_buf : (uint64_t)1 << 40), 0);
+		dmaio_load_free(l);
+		assert_int_equal(test_count_fds(), fds0);
+	}
+	dmaio_model_close(m);
+}
+
+/* ---- cancellation --------------------------------------------------------------------------- */
+struct cancel_state {
+	unsigned calls, cancel_at;
+	uint64_t last_done, total;
+	bool monotonic;
+};
+
+static int on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct cancel_state *c = arg;
+
+	if (done < c->last_done || done > total)
+		c->monotonic = false;
+	c->last_done = done;
+	c->total = total;
+	return ++c->calls >= c->cancel_at;
+}
+
+/* a GGUF file of 16 tensors of 1 MiB (small enough for the VM's 64 MiB CMA area);
+ * DMAIO_TEST_MODEL_TENSORS=N (16 to 256) for a larger one */
+#define BIG_MAX 256
+static int BIG_N = 16;
+static int write_big_gguf(uint64_t *bytes)
+{
+	struct gg_tensor ts[BIG_MAX];
+	const char *e = getenv("DMAIO_TEST_MODEL_TENSORS");
+
+	if (e && atoi(e) >= 16 && atoi(e) <= BIG_MAX)
+		BIG_N = atoi(e);
+	memset(ts, 0, sizeof(ts));
+	for (int i = 0; i < BIG_N; i++) {
+		snprintf(ts[i].name, sizeof(ts[i].name), "big.%d", i);
+		ts[i].ndims = 1;
+		ts[i].dims[0] = 256 * 1024;
+		ts[i].type = 0;
+		ts[i].size = 1u << 20;
+		ts[i].offset = UINT64_MAX;
+	}
+	*bytes = (uint64_t)BIG_N << 20;
+	return write_gguf(3, 4096, ts, (size_t)BIG_N, false, SEED_FILE, NULL);
+}
+
+static void test_cancel(void **state)
+{
+	uint64_t bytes;
+	int fd = write_big_gguf(&bytes);
+	struct dmaio_model *m = NULL;
+	int fds0;
+	volatile int flag = 1;
+
+	(void)state;
+	assert_int_equal(open_one(fd, &m), 0);
+	close(fd);
+	fds0 = test_count_fds();
+	for (int mode = 0; mode < 3; mode++) {
+		struct cancel_state cs = { 0, 1, 0, 0, true };
+		struct dmaio_load_opts o;
+		struct dmaio_load *l = NULL;
+		int r;
+
+		memset(&o, 0, sizeof(o));
+		o.mode = (uint32_t)mode;
+		o.heap = args.heap_name;
+		o.depth = 2; /* at most 8 ranges not reaped: a 1 MiB range per tensor or buffer */
+		if (mode == DMAIO_LOAD_PACKED)
+			o.max_buf = 1u << 20;
+		o.progress = on_progress;
+		o.progress_arg = &cs;
+		r = dmaio_model_load(m, &o, &l);
+		if (r < 0 && test_is_skip_err(r) && !test_expect_devices()) {
+			dmaio_model_close(m);
+			skip();
+		}
+		printf("# mode %d: cancelled by the callback after %llu of %llu bytes: %s\n", mode,
+		       (unsigned long long)cs.last_done, (unsigned long long)cs.total,
+		       test_errname(r));
+		assert_int_equal(r, -ECANCELED);
+		assert_null(l);
+		assert_int_equal(cs.calls, 1);
+		assert_true(cs.monotonic);
+		assert_int_equal(cs.total, bytes);
+		if (mode != DMAIO_LOAD_WHOLE) /* 16 ranges, 8 at most done: cancelled mid-load */
+			assert_true(cs.last_done <= (8u << 20));
+		assert_int_equal(test_count_fds(), fds0);
+		/* the flag */
+		memset(&o, 0, sizeof(o));
+		o.mode = (uint32_t)mode;
+		o.heap = args.heap_name;
+		o.cancel = &flag;
+		r = dmaio_model_load(m, &o, &l);
+		printf("# mode %d: the cancel flag: %s\n", mode, test_errname(r));
+		assert_int_equal(r, -ECANCELED);
+		assert_null(l);
+		assert_int_equal(test_count_fds(), fds0);
+		/* the whole load when nothing cancels: progress reaches the total */
+		cs = (struct cancel_state){ 0, ~0u, 0, 0, true };
+		memset(&o, 0, sizeof(o));
+		o.mode = (uint32_t)mode;
+		if (mode == DMAIO_LOAD_PACKED)
+			o.max_buf = 1u << 20;
+		o.heap = args.heap_name;
+		o.progress = on_progress;
+		o.progress_arg = &cs;
+		r = dmaio_model_load(m, &o, &l);
+		printf("# mode %d: not cancelled: %s\n", mode, test_errname(r));
+		assert_int_equal(r, 0);
+		assert_true(cs.monotonic);
+		assert_int_equal(cs.last_done, bytes);
+		dmaio_load_free(l);
+		assert_int_equal(test_count_fds(), fds0);
+	}
+	dmaio_model_close(m);
+}
+
+/* ---- page cache ----------------------------------------------------------------------------- */
+static long resident_pages(int fd, uint64_t size)
+{
+	long ps = sysconf(_SC_PAGESIZE), n = 0;
+	size_t np = (size_t)((size + (uint64_t)ps - 1) / (uint64_t)ps);
+	unsigned char *vec = malloc(np);
+	void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+
+	assert_non_null(vec);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(mincore(p, (size_t)size, vec), 0);
+	for (size_t i = 0; i < np; i++)
+		n += vec[i] & 1;
+	munmap(p, (size_t)size);
+	free(vec);
+	return n;
+}
+
+static void test_dropcache(void **state)
+{
+	uint64_t bytes;
+	int fd = write_big_gguf(&bytes);
+	struct dmaio_model *m = NULL;
+	struct stat st;
+	static const uint32_t rw[] = { 0, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) };
+
+	(void)state;
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(open_one(fd, &m), 0);
+	for (size_t k = 0; k < ARRAY_SIZE(rw); k++) {
+		struct dmaio_load_opts o;
+		struct dmaio_load *l = NULL;
+		long before, after;
+		int r;
+
+		assert_int_equal(fdatasync(fd), 0);
+		assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+		before = resident_pages(fd, (uint64_t)st.st_size);
+		if (before > 0) {
+			printf("# SKIP: this filesystem keeps %ld pages cached after DONTNEED\n", before);
+			dmaio_model_close(m);
+			close(fd);
+			skip();
+		}
+		memset(&o, 0, sizeof(o));
+		o.mode = DMAIO_LOAD_PACKED;
+		o.heap = args.heap_name;
+		o.flags = DMAIO_LOAD_DROP_CACHE;
+		o.rw_flags = rw[k];
+		r = dmaio_model_load(m, &o, &l);
+		if (r < 0 && test_is_skip_err(r) && !test_expect_devices()) {
+			dmaio_model_close(m);
+			close(fd);
+			skip();
+		}
+		assert_int_equal(r, 0);
+		after = resident_pages(fd, (uint64_t)st.st_size);
+		printf("# rw_flags 0x%x: %ld of %lld pages resident after the load\n", rw[k], after,
+		       (long long)(st.st_size / 4096));
+		assert_int_equal(after, 0);
+		dmaio_load_free(l);
+	}
+	/* the control: the buffered path without the flag leaves the file cached (the check above
+	 * can fail) */
+	{
+		struct dmaio_load_opts o;
+		struct dmaio_load *l = NULL;
+
+		memset(&o, 0, sizeof(o));
+		o.mode = DMAIO_LOAD_PACKED;
+		o.heap = args.heap_name;
+		o.rw_flags = DMAIO_RW_PATH(DMAIO_PATH_BUFFERED);
+		if (dmaio_model_load(m, &o, &l) == 0) {
+			long after = resident_pages(fd, (uint64_t)st.st_size);
+
+			printf("# buffered without the flag: %ld pages resident\n", after);
+			assert_true(after > 0);
+			dmaio_load_free(l);
+		}
+	}
+	dmaio_model_close(m);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_st_dtypes), cmocka_unit_test(test_gguf_types),
+		cmocka_unit_test(test_malformed), cmocka_unit_test(test_shards),
+		cmocka_unit_test(test_args),	  cmocka_unit_test(test_load),
+		cmocka_unit_test(test_cancel),	  cmocka_unit_test(test_dropcache),
+	};
+	struct dmaio_buf *probe = NULL;
+	int rc;
+
+	test_parse_args(argc, argv, &args, "memfd");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rc = dmaio_ctx_new(&ctx);
+	if (rc) {
+		fprintf(stderr, "dmaio_ctx_new = %s\n", test_errname(rc));
+		return 1;
+	}
+	rc = test_alloc_or_skip(ctx, args.heap_name, 4096, 0, &probe);
+	if (rc) {
+		fprintf(stderr, "dmaio_alloc(%s, 4096) = %s\n", args.heap, test_errname(rc));
+		return 1;
+	}
+	dmaio_free(probe);
+	printf("# heap %s, test directory %s\n", args.heap, test_dir());
+	if (getenv("DMAIO_TEST_ONLY")) /* e.g. DMAIO_TEST_ONLY=test_cancel */
+		cmocka_set_test_filter(getenv("DMAIO_TEST_ONLY"));
+	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
+	dmaio_ctx_free(ctx);
+	test_cleanup();
+	return rc ? 1 : 0;
+}
