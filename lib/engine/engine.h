@@ -46,6 +46,7 @@ struct dmaio_op {
 	int res;                   /* 0 or -errno */
 	bool eof;                  /* a read ended at got: end of file */
 	/* engine's */
+	int slot_held;             /* the registration slot this started op holds, -1 */
 	unsigned retries;
 	uint32_t last_end;
 	struct dmaio_engine *e;

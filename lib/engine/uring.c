@@ -32,6 +32,7 @@ struct reg_slot {
 	char *base;
 	size_t len;
 	uint64_t used;
+	unsigned refs;             /* started ops that name this slot (until they are put back) */
 	bool set;
 };
 
@@ -271,11 +272,32 @@ struct dmaio_op *dmaio_engine_op_get(struct dmaio_engine *e)
 	op->e = e;
 	op->buf_index = -1;
 	op->bounce = -1;
+	op->slot_held = -1;
 	return op;
+}
+
+/* A started op names its registration slot until it is put back: an SQE is prepared now and
+ * submitted later (and a short transfer is prepared again), and the kernel resolves the slot
+ * when it takes the SQE, so the slot must not be given to another buffer meanwhile. */
+static void slot_hold(struct dmaio_engine *e, struct dmaio_op *op)
+{
+	if (op->buf_index < SLOT_REG_FIRST || op->buf_index >= ENGINE_SLOTS)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->slots[op->buf_index].refs++;
+	pthread_mutex_unlock(&e->lock);
+	op->slot_held = op->buf_index;
 }
 
 void dmaio_engine_op_put(struct dmaio_engine *e, struct dmaio_op *op)
 {
+	if (op->slot_held >= 0) {
+		pthread_mutex_lock(&e->lock);
+		if (e->slots[op->slot_held].refs)
+			e->slots[op->slot_held].refs--;
+		pthread_mutex_unlock(&e->lock);
+		op->slot_held = -1;
+	}
 	if (op->bounce >= 0)
 		dmaio_engine_bounce_put(e, op);
 	op->next = e->free_ops;
@@ -359,6 +381,7 @@ static void prep(struct dmaio_engine *e, struct dmaio_op *op)
 void dmaio_engine_start(struct dmaio_engine *e, struct dmaio_op *op)
 {
 	e->inflight++;
+	slot_hold(e, op);
 	if (e->has_ring && op->kind != DMAIO_OPK_CALL && !e->broken) {
 		prep(e, op);
 		return;
@@ -526,16 +549,19 @@ void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id)
 	pthread_mutex_unlock(&ctx->io_lock);
 }
 
-/* The LRU victim among slots [first, last). */
-static unsigned victim(struct dmaio_engine *e, unsigned first, unsigned last)
+/* The LRU victim among slots [first, last) that no started op names, or -1 when every slot is
+ * named by one (the caller's op then goes without a fixed buffer). */
+static int victim(struct dmaio_engine *e, unsigned first, unsigned last)
 {
-	unsigned v = first;
+	int v = -1;
 
 	for (unsigned i = first; i < last; i++) {
 		if (!e->slots[i].set)
-			return i;
-		if (e->slots[i].used < e->slots[v].used)
-			v = i;
+			return (int)i;
+		if (e->slots[i].refs)
+			continue;
+		if (v < 0 || e->slots[i].used < e->slots[v].used)
+			v = (int)i;
 	}
 	return v;
 }
@@ -558,7 +584,7 @@ static int slot_find(struct dmaio_engine *e, unsigned first, unsigned last, cons
 int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, size_t len)
 {
 	struct reg_slot key = { .buf_id = buf_id, .base = base, .len = len, .set = true };
-	unsigned v;
+	int v;
 	int r;
 
 	if (!e->table)
@@ -570,10 +596,13 @@ int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, siz
 		pthread_mutex_unlock(&e->lock);
 		return r;
 	}
-	/* replacing a slot while ops use it is safe: an op holds its own reference on the old
-	 * registration until it completes */
+	/* never a slot a started op names (slot_hold): its SQE may not be in the kernel yet */
 	v = victim(e, SLOT_REG_FIRST, SLOT_DMABUF_FIRST);
-	r = slot_set(e, v, base, len);
+	if (v < 0) {
+		pthread_mutex_unlock(&e->lock);
+		return -EBUSY;
+	}
+	r = slot_set(e, (unsigned)v, base, len);
 	if (r) {
 		memset(&e->slots[v], 0, sizeof(e->slots[v]));
 	} else {
@@ -677,7 +706,7 @@ int dmaio_engine_dmabuf_slot(struct dmaio_engine *e, uint64_t buf_id, int dmabuf
 			     uint64_t file_id, int target_fd)
 {
 	struct reg_slot key = { .buf_id = buf_id, .file_id = file_id, .set = true };
-	unsigned v;
+	int v;
 	int r;
 
 	if (!e->table)
@@ -690,7 +719,11 @@ int dmaio_engine_dmabuf_slot(struct dmaio_engine *e, uint64_t buf_id, int dmabuf
 		return r;
 	}
 	v = victim(e, SLOT_DMABUF_FIRST, ENGINE_SLOTS);
-	r = register_dmabuf(&e->ring, v, dmabuf_fd, target_fd);
+	if (v < 0) {
+		pthread_mutex_unlock(&e->lock);
+		return -EBUSY;
+	}
+	r = register_dmabuf(&e->ring, (unsigned)v, dmabuf_fd, target_fd);
 	if (r) {
 		if (e->slots[v].set)
 			slot_set(e, v, NULL, 0);
