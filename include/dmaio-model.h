@@ -300,8 +300,14 @@ struct dmaio_load_opts {
 	const volatile int *cancel; /**< or NULL: the load is cancelled once *cancel is non-zero
 					 (checked at every completion round) */
 	uint32_t rw_flags;       /**< DMAIO_RW_* flags of every range (a forced path); 0: auto */
-	uint32_t reserved0;      /**< must be zero */
-	uint64_t reserved[4];    /**< must be zero */
+	uint32_t nbufs;          /**< PACKED: entries of @c bufs (0: the load allocates) */
+	/** PACKED into the caller's buffers instead of new ones (a runtime that reloads weights
+	 *  into memory it already has, or a device arena): tensors fill bufs[0], then bufs[1], ...
+	 *  each up to its dmaio_buf_size() (@c max_buf must be 0). The buffers stay the caller's:
+	 *  dmaio_load_free() does not free them, and on failure they hold what was read so far
+	 *  (only inside the tensors' places). */
+	struct dmaio_buf *const *bufs;
+	uint64_t reserved[3];    /**< must be zero */
 };
 
 /** Where a loaded tensor is (dmaio_load_tensor()). */
@@ -327,7 +333,8 @@ struct dmaio_load_stats {
 };
 
 /**
- * @brief Load tensors of a model into newly allocated buffers, many ranges in flight on one queue.
+ * @brief Load tensors of a model into newly allocated buffers (or the caller's, see
+ * dmaio_load_opts.bufs), many ranges in flight on one queue.
  *
  * The buffers are allocated first (the whole plan), then every tensor (or data section) is read
  * with dmaio_submit() through registered files of the shards; tensors adjacent in the file and in
@@ -343,7 +350,10 @@ struct dmaio_load_stats {
  * @return 0.
  * @retval -EINVAL @p model or @p load NULL, unknown mode, flags or rw_flags, non-zero reserved field,
  *         @c align not a power of two (or not 0 in WHOLE), @c select with an index out of range
- *         or repeated, @c select in WHOLE mode, or @c depth above ::DMAIO_QUEUE_DEPTH_MAX.
+ *         or repeated, @c select in WHOLE mode, @c depth above ::DMAIO_QUEUE_DEPTH_MAX; @c bufs
+ *         NULL with @c nbufs or the reverse, with a NULL entry, outside PACKED, or with
+ *         @c max_buf.
+ * @retval -ENOSPC the caller's buffers cannot hold the selected tensors (nothing is read).
  * @retval -EFBIG PACKED: a tensor larger than the buffer limit; or the provider's limit refused a
  *         buffer (dmaio_alloc()).
  * @retval -ECANCELED the progress callback returned non-zero or *cancel became non-zero.

@@ -916,8 +916,8 @@ static void test_args(void **state)
 	BAD_OPTS(o.mode = 3);
 	BAD_OPTS(o.flags = 2);
 	BAD_OPTS(o.rw_flags = 1u << 20);
-	BAD_OPTS(o.reserved0 = 1);
-	BAD_OPTS(o.reserved[3] = 1);
+	BAD_OPTS(o.nbufs = 1);                            /* bufs NULL */
+	BAD_OPTS(o.reserved[2] = 1);
 	BAD_OPTS(o.align = 64);                           /* WHOLE */
 	BAD_OPTS(o.select = sel; o.nselect = 1);          /* WHOLE */
 	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.align = 48);
@@ -1117,6 +1117,92 @@ static void test_load(void **state)
 		dmaio_load_free(l);
 		assert_int_equal(test_count_fds(), fds0);
 	}
+	dmaio_model_close(m);
+}
+
+/* PACKED into the caller's buffers: byte-exact, the buffers stay the caller's (a second load into
+ * them works, dmaio_load_free() leaves them), too small is -ENOSPC with nothing read, and the
+ * option's argument rules. */
+static void test_load_into(void **state)
+{
+	struct shards s;
+	struct dmaio_model *m = NULL;
+	struct dmaio_buf *b[2] = { NULL, NULL }, *tiny = NULL, *none[1] = { NULL };
+	struct dmaio_load_opts o;
+	struct dmaio_load *l = NULL;
+	uint64_t total = 0;
+	int nt, fds0;
+	void *map;
+
+	(void)state;
+	make_shards(&s, false);
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), 0);
+	close_shards(&s);
+	nt = dmaio_model_count(m);
+	for (int i = 0; i < nt; i++) {
+		struct dmaio_tensor_info ti;
+
+		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0);
+		total += ti.size;
+	}
+	/* two buffers: the first takes about half, the rest goes to the second (with room for
+	 * the placement at each tensor's file phase: up to 4 KiB per tensor that does not follow
+	 * its neighbour in the file) */
+	if (dmaio_alloc(ctx, args.heap_name, (size_t)(total / 2 + 65536), 0, &b[0])) {
+		dmaio_model_close(m);
+		skip();
+	}
+	assert_int_equal(dmaio_alloc(ctx, args.heap_name, (size_t)(total + ((uint64_t)nt << 12)), 0,
+				     &b[1]), 0);
+	fds0 = test_count_fds();
+	for (int round = 0; round < 2; round++) {
+		memset(&o, 0, sizeof(o));
+		o.mode = DMAIO_LOAD_PACKED;
+		o.align = 64;
+		o.bufs = b;
+		o.nbufs = 2;
+		o.flags = DMAIO_LOAD_DROP_CACHE;
+		assert_int_equal(dmaio_model_load(m, &o, &l), 0);
+		assert_int_equal(dmaio_load_buf_count(l), 2);
+		assert_ptr_equal(dmaio_load_buf(l, 0), b[0]);
+		assert_ptr_equal(dmaio_load_buf(l, 1), b[1]);
+		assert_int_equal(check_load(m, l, s.seeds, NULL, 0, DMAIO_LOAD_PACKED, 64,
+					    total + ((uint64_t)nt << 12)), 0);
+		dmaio_load_free(l);
+		l = NULL;
+		/* still the caller's */
+		assert_int_equal(dmaio_buf_size(b[0]), (size_t)(total / 2 + 65536));
+		assert_int_equal(test_count_fds(), fds0);
+		printf("# round %d: %d tensors loaded into the caller's 2 buffers\n", round, nt);
+	}
+	/* too small: -ENOSPC, nothing read into it */
+	assert_int_equal(dmaio_alloc(ctx, args.heap_name, 8192, 0, &tiny), 0);
+	memset(&o, 0, sizeof(o));
+	o.mode = DMAIO_LOAD_PACKED;
+	o.bufs = &tiny;
+	o.nbufs = 1;
+	assert_int_equal(dmaio_model_load(m, &o, &l), -ENOSPC);
+	assert_null(l);
+	assert_int_equal(dmaio_map(tiny, &map), 0);
+	assert_int_equal(mem_check_byte(map, 8192, 0), -1);
+	/* the rules */
+	o.nbufs = 0;
+	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	o.nbufs = 1;
+	o.mode = DMAIO_LOAD_WHOLE;
+	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	o.mode = DMAIO_LOAD_PER_TENSOR;
+	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	o.mode = DMAIO_LOAD_PACKED;
+	o.max_buf = 1 << 20;
+	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	o.max_buf = 0;
+	o.bufs = none;
+	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	assert_null(l);
+	dmaio_free(tiny);
+	dmaio_free(b[0]);
+	dmaio_free(b[1]);
 	dmaio_model_close(m);
 }
 
@@ -1325,6 +1411,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_malformed), cmocka_unit_test(test_shards),
 		cmocka_unit_test(test_args),	  cmocka_unit_test(test_load),
 		cmocka_unit_test(test_cancel),	  cmocka_unit_test(test_dropcache),
+		cmocka_unit_test(test_load_into),
 	};
 	struct dmaio_buf *probe = NULL;
 	int rc;

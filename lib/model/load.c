@@ -24,6 +24,7 @@ struct dmaio_load {
 	struct place *pl;
 	unsigned nbufs;
 	struct dmaio_buf **bufs;
+	bool borrowed;             /* bufs are the caller's (dmaio_load_opts.bufs) */
 	struct dmaio_load_stats st;
 };
 
@@ -90,7 +91,7 @@ static void load_free(struct dmaio_load *l)
 {
 	if (!l)
 		return;
-	for (unsigned i = 0; i < l->nbufs; i++)
+	for (unsigned i = 0; i < l->nbufs && !l->borrowed; i++)
 		dmaio_free(l->bufs[i]);
 	free(l->bufs);
 	free(l->pl);
@@ -100,8 +101,13 @@ static void load_free(struct dmaio_load *l)
 static int check_opts(const struct dmaio_model *m, const struct dmaio_load_opts *o)
 {
 	if (o->mode > DMAIO_LOAD_PACKED || (o->flags & ~DMAIO_LOAD_FLAGS_ALL) ||
-	    (o->rw_flags & ~DMAIO_RW_FLAGS_ALL) || o->reserved0)
+	    (o->rw_flags & ~DMAIO_RW_FLAGS_ALL))
 		return -EINVAL;
+	if (!o->bufs != !o->nbufs || (o->bufs && (o->mode != DMAIO_LOAD_PACKED || o->max_buf)))
+		return -EINVAL;
+	for (uint32_t i = 0; o->bufs && i < o->nbufs; i++)
+		if (!o->bufs[i])
+			return -EINVAL;
 	for (size_t i = 0; i < ARRAY_SIZE(o->reserved); i++)
 		if (o->reserved[i])
 			return -EINVAL;
@@ -160,7 +166,8 @@ static int plan(struct dmaio_model *m, const struct dmaio_load_opts *o, struct d
 	} while (0)
 
 	if (o->mode == DMAIO_LOAD_PACKED)
-		limit = o->max_buf ? o->max_buf : default_max_buf(m, o->heap);
+		limit = o->bufs ? dmaio_buf_size(o->bufs[0]) :
+				  o->max_buf ? o->max_buf : default_max_buf(m, o->heap);
 	if (o->mode == DMAIO_LOAD_WHOLE) {
 		for (unsigned f = 0; f < m->nfiles; f++) {
 			struct model_file *mf = &m->files[f];
@@ -206,7 +213,7 @@ static int plan(struct dmaio_model *m, const struct dmaio_load_opts *o, struct d
 		} else {
 			uint64_t off;
 
-			if (t->size > limit) {
+			if (t->size > limit && !o->bufs) {
 				r = -EFBIG;
 				goto fail;
 			}
@@ -222,9 +229,23 @@ static int plan(struct dmaio_model *m, const struct dmaio_load_opts *o, struct d
 				off = cur + ((ph - cur) & (DMAIO_LOAD_PHASE - 1));
 			else
 				off = round_up_u64(cur, align);
-			if (off == UINT64_MAX || off > limit || t->size > limit - off) {
+			while (off == UINT64_MAX || off > limit || t->size > limit - off) {
+				if (o->bufs && nb > 0) {
+					/* the caller's next buffer, until one holds the tensor */
+					if (nb >= o->nbufs) {
+						r = -ENOSPC;
+						goto fail;
+					}
+					limit = dmaio_buf_size(o->bufs[nb]);
+				}
 				NEW_BUF(0);
-				off = phased && ph <= limit - t->size ? ph : 0;
+				off = UINT64_MAX; /* a fresh buffer: at the phase, or at 0 */
+				if (t->size <= limit)
+					off = phased && ph <= limit - t->size ? ph : 0;
+				else if (!o->bufs) {
+					r = -EFBIG;
+					goto fail;
+				}
 			}
 			cur = off + t->size;
 			sizes[nb - 1] = cur;
@@ -386,7 +407,7 @@ DMAIO_EXPORT int dmaio_model_load(struct dmaio_model *model, const struct dmaio_
 	const struct dmaio_load_opts *o = opts ? opts : &defaults;
 	struct range_vec rv = { 0 };
 	struct dmaio_load *l;
-	uint64_t *sizes = NULL, total = 0, t0 = now_ns();
+	uint64_t *sizes = NULL, total = 0, t0 = now_ns(), before[DMAIO_PATH_SLOTS] = { 0 };
 	unsigned nbufs = 0;
 	int r;
 
@@ -421,7 +442,20 @@ DMAIO_EXPORT int dmaio_model_load(struct dmaio_model *model, const struct dmaio_
 		r = -ENOMEM;
 		goto fail;
 	}
-	for (unsigned b = 0; b < nbufs; b++) {
+	l->borrowed = o->bufs != NULL;
+	for (unsigned b = 0; b < nbufs && o->bufs; b++) {
+		struct dmaio_stats st;
+
+		if (dmaio_buf_stats(o->bufs[b], &st) == 0)
+			for (size_t p = 0; p < DMAIO_PATH_SLOTS; p++)
+				before[p] += st.path_bytes[p];
+	}
+	for (unsigned b = 0; b < nbufs && o->bufs; b++) {
+		l->bufs[b] = o->bufs[b]; /* planned to fit: sizes[b] <= its size */
+		l->nbufs = b + 1;
+		l->st.buffer_bytes += sizes[b];
+	}
+	for (unsigned b = 0; b < nbufs && !o->bufs; b++) {
 		r = dmaio_alloc(model->ctx, o->heap, (size_t)sizes[b], o->alloc_flags, &l->bufs[b]);
 		if (r < 0)
 			goto fail;
@@ -441,6 +475,9 @@ DMAIO_EXPORT int dmaio_model_load(struct dmaio_model *model, const struct dmaio_
 			for (size_t p = 0; p < DMAIO_PATH_SLOTS; p++)
 				l->st.path_bytes[p] += st.path_bytes[p];
 	}
+	/* the caller's buffers carry the bytes of earlier transfers: this load's are the rest */
+	for (size_t p = 0; p < DMAIO_PATH_SLOTS; p++)
+		l->st.path_bytes[p] -= before[p];
 	l->st.ns = now_ns() - t0;
 	free(sizes);
 	free(rv.r);
