@@ -129,7 +129,7 @@ bool test_is_skip_err(int e)
 	return e == -ENOENT || e == -ENODEV || e == -EACCES || e == -EOPNOTSUPP;
 }
 
-static long meminfo_value(const char *key)
+long test_meminfo(const char *key)
 {
 	char line[256];
 	size_t kl = strlen(key);
@@ -169,7 +169,7 @@ int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, uns
 		exit(TEST_SKIP);
 	}
 	if (rc == -ENOMEM && !test_expect_devices() && heap && strcmp(heap, "udmabuf-huge") == 0 &&
-	    meminfo_value("HugePages_Free") <= 0) {
+	    test_meminfo("HugePages_Free") <= 0) {
 		printf("SKIP: udmabuf-huge: no free huge pages (HugePages_Free 0): %s\n",
 		       test_errname(rc));
 		exit(TEST_SKIP);

@@ -59,6 +59,9 @@ bool test_is_skip_err(int neg_err);
 int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, unsigned flags,
 		       struct dmaio_buf **buf);
 
+/* The number of a /proc/meminfo line ("MemTotal", "CmaFree": kB; "HugePages_Free": pages), or -1. */
+long test_meminfo(const char *key);
+
 /* "-EINVAL" style name of a negative errno (or the number). Static storage for unknowns. */
 const char *test_errname(long neg_err);
 

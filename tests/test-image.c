@@ -584,15 +584,9 @@ static void test_contiguous(void **state)
 	fds = test_count_fds();
 	o.providers = NULL;
 	{
-		FILE *f = fopen("/proc/meminfo", "re");
-		char line[128];
-		unsigned long long kb = 0;
+		unsigned long long kb = (unsigned long long)test_meminfo("CmaTotal");
 
-		assert_non_null(f);
-		while (fgets(line, sizeof(line), f))
-			sscanf(line, "CmaTotal: %llu kB", &kb);
-		fclose(f);
-		assert_true(kb > 0);
+		assert_true(test_meminfo("CmaTotal") > 0);
 		printf("# CmaTotal %llu MiB: asking for %llu MiB\n", kb >> 10, (kb >> 10) + 1);
 		assert_int_equal(dmaio_alloc_ex(NULL, (size_t)(kb + 1024) << 10, &o, &b), -ENOMEM);
 		assert_null(b);

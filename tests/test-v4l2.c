@@ -641,25 +641,6 @@ static void test_yuyv_360(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* CMA: memory really taken from the CMA area; too large refused, nothing allocated */
 
-static long meminfo_kib(const char *key)
-{
-	char line[256];
-	size_t kl = strlen(key);
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-			v = strtol(line + kl + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
-}
-
 static void test_cma_limits(void **state)
 {
 	const char *provs[2] = { args.heap_name, NULL };
@@ -667,12 +648,12 @@ static void test_cma_limits(void **state)
 	struct dmaio_image_desc d;
 	struct dmaio_image_layout lay;
 	struct dmaio_buf *b = NULL;
-	long total = meminfo_kib("CmaTotal"), free0, free1, free2;
+	long total = test_meminfo("CmaTotal"), free0, free1, free2;
 	int fds0, rc;
 
 	(void)state;
 	CHECK(total > 0, "no CmaTotal in /proc/meminfo with CMA heap %s", args.heap_name);
-	printf("# CMA area: CmaTotal %ld KiB, CmaFree %ld KiB\n", total, meminfo_kib("CmaFree"));
+	printf("# CMA area: CmaTotal %ld KiB, CmaFree %ld KiB\n", total, test_meminfo("CmaFree"));
 
 	/* a 4K NV12 frame fits (12 MiB of a 64 MiB area): CmaFree drops by at least its size */
 	memset(&o, 0, sizeof(o));
@@ -681,10 +662,10 @@ static void test_cma_limits(void **state)
 	d.width = 3840;
 	d.height = 2160;
 	d.fourcc = DRM_FORMAT_NV12;
-	free0 = meminfo_kib("CmaFree");
+	free0 = test_meminfo("CmaFree");
 	rc = dmaio_alloc_image(ctx, &d, &o, &b, &lay); /* providers NULL: the library picks a CMA heap */
 	CHECK(rc == 0, "CONTIGUOUS 4K NV12 (heap NULL) = %s", test_errname(rc));
-	free1 = meminfo_kib("CmaFree");
+	free1 = test_meminfo("CmaFree");
 	printf("# CONTIGUOUS 4K NV12: provider %s, %" PRIu64 " bytes, CmaFree %ld -> %ld KiB\n",
 	       dmaio_buf_provider(b), lay.size, free0, free1);
 	/* CmaFree drops by less than the size (movable pages that had borrowed the area are
@@ -728,7 +709,7 @@ static void test_cma_limits(void **state)
 
 	/* larger than the whole CMA area: refused before the kernel is asked */
 	fds0 = test_count_fds();
-	free0 = meminfo_kib("CmaFree");
+	free0 = test_meminfo("CmaFree");
 	d.width = 4096;
 	d.height = (uint32_t)(((uint64_t)total * 1024 / (4096 * 3 / 2) + 16) & ~1ull);
 	o.providers = provs;
@@ -741,7 +722,7 @@ static void test_cma_limits(void **state)
 	CHECK(rc == -ENOMEM, "dmaio_alloc_ex(CmaTotal + 1 MiB, CONTIGUOUS) = %s, want -ENOMEM",
 	      test_errname(rc));
 	CHECK(b == NULL, "a buffer was returned with the refusal");
-	free2 = meminfo_kib("CmaFree");
+	free2 = test_meminfo("CmaFree");
 	CHECK(test_count_fds() == fds0, "fds %d -> %d after the refusals", fds0, test_count_fds());
 	CHECK(free2 >= free0 - 64, "CmaFree %ld -> %ld KiB after the refusals", free0, free2);
 }
