@@ -11,7 +11,7 @@
  *            reopen, splice pipes, probe fds) are checked too; finally a child exec'd with all
  *            the buffers alive must not have inherited any of the library's fds;
  *   seals    the memfd behind a buffer is sealed: for heap "memfd" dmaio_buf_fd() is the memfd;
- *            for udmabuf it is found through /proc/self/fd ("/memfd:dmaio"): F_GET_SEALS has
+ *            for udmabuf it is found through /proc/self/fd ("/memfd:libdmaio", the buffer's name): F_GET_SEALS has
  *            F_SEAL_SHRINK | F_SEAL_GROW, ftruncate() smaller and larger and fallocate() past
  *            the end fail with EPERM, F_SEAL_WRITE cannot be added;
  *   files    the library creates no files of its own: the test dirs, /tmp, /var/tmp and the
@@ -369,7 +369,7 @@ static int find_lib_memfds(const uint8_t *before, int *out, int max)
 		if (before[fd / 8] & (1u << (fd % 8)) || fcntl(fd, F_GETFD) < 0)
 			continue;
 		fd_link(fd, target, sizeof(target));
-		if (!strncmp(target, "/memfd:dmaio", 12))
+		if (!strncmp(target, "/memfd:libdmaio", 15))
 			out[n++] = fd;
 	}
 	return n;
@@ -403,7 +403,7 @@ static void part_seals(void)
 		n = find_lib_memfds(before, memfds, 4);
 		if (dmaio_buf_kind(b) == DMAIO_BUF_UDMABUF || dmaio_buf_kind(b) == DMAIO_BUF_UDMABUF_HUGE) {
 			if (n != 1)
-				failf("seals: heap %s: %d new fds link to /memfd:dmaio, expected 1",
+				failf("seals: heap %s: %d new fds link to /memfd:libdmaio, expected 1",
 				      heaps[i], n);
 		}
 		for (int k = 0; k < n; k++) {
