@@ -129,6 +129,8 @@ bool test_is_skip_err(int e)
 	return e == -ENOENT || e == -ENODEV || e == -EACCES || e == -EOPNOTSUPP;
 }
 
+unsigned test_nchecks;
+
 long test_meminfo(const char *key)
 {
 	char line[256];

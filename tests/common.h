@@ -59,6 +59,18 @@ bool test_is_skip_err(int neg_err);
 int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, unsigned flags,
 		       struct dmaio_buf **buf);
 
+/*
+ * CHECK(cond, fmt, ...): a cmocka check that counts itself (test_nchecks, printed by the tests
+ * that use it) and fails the test with the message when cond is false. Needs <cmocka.h>.
+ */
+extern unsigned test_nchecks;
+#define CHECK(cond, ...)                                                                      \
+	do {                                                                                  \
+		test_nchecks++;                                                               \
+		if (!(cond))                                                                  \
+			fail_msg(__VA_ARGS__);                                                \
+	} while (0)
+
 /* The number of a /proc/meminfo line ("MemTotal", "CmaFree": kB; "HugePages_Free": pages), or -1. */
 long test_meminfo(const char *key);
 

@@ -28,14 +28,6 @@
 
 static struct test_args args;
 static struct dmaio_ctx *ctx;
-static unsigned nchecks;
-
-#define CHECK(cond, ...)                                                                      \
-	do {                                                                                  \
-		nchecks++;                                                                    \
-		if (!(cond))                                                                  \
-			fail_msg(__VA_ARGS__);                                                \
-	} while (0)
 
 /* The "exp_name:" of a dma-buf fd in /proc/self/fdinfo, "" when it is not a dma-buf. */
 static void fdinfo_field(int fd, const char *key, char *out, size_t outlen)
@@ -401,7 +393,7 @@ int main(int argc, char **argv)
 	}
 	dmaio_free(b);
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
-	printf("# heap %s: %u checks\n", args.heap_name, nchecks);
+	printf("# heap %s: %u checks\n", args.heap_name, test_nchecks);
 	dmaio_ctx_free(ctx);
 	test_cleanup();
 	return rc ? 1 : 0;

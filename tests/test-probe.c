@@ -64,6 +64,8 @@ static void __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* this test's own CHECK: it counts failures and goes on (common.h's fails the test at once) */
+#undef CHECK
 #define CHECK(cond, ...)                                                                      \
 	do {                                                                                  \
 		nchecks++;                                                                    \

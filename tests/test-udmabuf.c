@@ -28,15 +28,7 @@
 
 static struct test_args args;
 static int want_kind;
-static unsigned nchecks;
 static long saved_limit = -1;
-
-#define CHECK(cond, ...)                                                                      \
-	do {                                                                                  \
-		nchecks++;                                                                    \
-		if (!(cond))                                                                  \
-			fail_msg(__VA_ARGS__);                                                \
-	} while (0)
 
 static long read_limit(void)
 {
@@ -324,7 +316,7 @@ int main(int argc, char **argv)
 	dmaio_free(b);
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
 	restore_limit();
-	printf("# %s: %u checks\n", args.heap, nchecks);
+	printf("# %s: %u checks\n", args.heap, test_nchecks);
 	test_cleanup();
 	return rc ? 1 : 0;
 }

@@ -51,14 +51,6 @@ static struct test_args args;
 static bool mode_dmabuf;
 static struct dmaio_ctx *ctx;
 static char vpath[64];
-static unsigned nchecks;
-
-#define CHECK(cond, ...)                                                                      \
-	do {                                                                                  \
-		nchecks++;                                                                    \
-		if (!(cond))                                                                  \
-			fail_msg(__VA_ARGS__);                                                \
-	} while (0)
 
 /* One capture case: a V4L2 format and the DRM fourcc of the same memory layout. */
 struct fmt_case {
@@ -771,7 +763,7 @@ int main(int argc, char **argv)
 	rc = cmocka_run_group_tests_name(mode_dmabuf ? args.heap : "mmap", tests, NULL, NULL);
 	if (mode_dmabuf && heap_is_cma())
 		rc |= cmocka_run_group_tests_name("cma limits", cma_tests, NULL, NULL);
-	printf("# %u checks\n", nchecks);
+	printf("# %u checks\n", test_nchecks);
 	dmaio_ctx_free(ctx);
 	test_cleanup();
 	return rc ? 1 : 0;
