@@ -511,6 +511,8 @@ static void print_text(const struct report *r)
 		printf(", mmap %s, rw-file %s", cap_name(h->mmap), cap_name(h->rw_file));
 		if (h->rw_file == DMAIO_CAP_NO)
 			printf(" (%s: %s)", errname(h->rw_file_err), rw_file_meaning(h->rw_file, h->rw_file_err));
+		if (h->uring_dmabuf != DMAIO_CAP_UNKNOWN)
+			printf(", io_uring dma-buf %s", cap_name(h->uring_dmabuf));
 		if (h->contiguous)
 			printf(", physically contiguous (CMA)");
 		if (h->uncached)
@@ -553,12 +555,18 @@ static void print_text(const struct report *r)
 	if (s->io_uring_disabled >= 0)
 		printf(", kernel.io_uring_disabled=%d", s->io_uring_disabled);
 	printf(", fixed buffers: %s\n", cap_name(s->io_uring_fixed));
-	printf("io_uring dma-buf registration: %s", cap_name(s->uring_dmabuf));
-	if (s->uring_dmabuf == DMAIO_CAP_NO)
-		printf(" (%s%s)", errname(s->uring_dmabuf_err),
-		       s->uring_dmabuf_err == -EINVAL || s->uring_dmabuf_err == -EOPNOTSUPP ?
-		       ": the kernel lacks the proposed dma-buf registered buffers" : "");
+	printf("io_uring dma-buf registration (proposed): kernel %s",
+	       s->uring_dmabuf_kernel == DMAIO_CAP_YES ? "has it" : "lacks it");
+	if (s->uring_dmabuf_kernel == DMAIO_CAP_NO)
+		printf(" (%s)", errname(s->uring_dmabuf_err));
+	else
+		printf(", a heap buffer for %s: %s", s->uring_dmabuf_dev[0] ? s->uring_dmabuf_dev :
+		       "(no NVMe device to try)", cap_name(s->uring_dmabuf));
+	if (s->uring_dmabuf_kernel == DMAIO_CAP_YES && s->uring_dmabuf == DMAIO_CAP_NO)
+		printf(" (%s)", errname(s->uring_dmabuf_err));
 	printf("\n");
+	printf("dma-heap memcg accounting: %s\n", s->heap_memcg > 0 ? "on (dma_heap.mem_accounting)" :
+	       s->heap_memcg == 0 ? "off (dma_heap.mem_accounting=N)" : "not in this kernel (7.0+)");
 	printf("DRM dumb buffers + PRIME: %s%s%s\n", cap_name(s->drm), s->drm_node[0] ? " on " : "",
 	       s->drm_node);
 
@@ -818,6 +826,7 @@ static void print_json(const struct report *r)
 		j_cap(&j, "rw_file", h->rw_file);
 		j_err(&j, "rw_file_error", h->rw_file == DMAIO_CAP_NO ? h->rw_file_err : 0);
 		j_str(&j, "rw_file_meaning", rw_file_meaning(h->rw_file, h->rw_file_err));
+		j_cap(&j, "uring_dmabuf", h->uring_dmabuf);
 		j_bool(&j, "contiguous", h->contiguous);
 		j_bool(&j, "uncached", h->uncached);
 		j_close(&j, '}');
@@ -845,8 +854,14 @@ static void print_json(const struct report *r)
 	j_err(&j, "error", s->io_uring == DMAIO_CAP_NO ? s->io_uring_err : 0);
 	j_int(&j, "io_uring_disabled", s->io_uring_disabled);
 	j_cap(&j, "fixed_buffers", s->io_uring_fixed);
+	j_cap(&j, "dmabuf_registration_kernel", s->uring_dmabuf_kernel);
 	j_cap(&j, "dmabuf_registration", s->uring_dmabuf);
 	j_err(&j, "dmabuf_registration_error", s->uring_dmabuf == DMAIO_CAP_NO ? s->uring_dmabuf_err : 0);
+	j_str(&j, "dmabuf_registration_device", s->uring_dmabuf_dev[0] ? s->uring_dmabuf_dev : NULL);
+	j_close(&j, '}');
+
+	j_open(&j, "dma_heap", '{');
+	j_int(&j, "memcg_accounting", s->heap_memcg);
 	j_close(&j, '}');
 
 	j_open(&j, "drm", '{');

@@ -39,6 +39,7 @@ struct dmaio_heap {
 	struct dmaio_heap_info info; /* alloc/mmap probed by the heap probe, rw_file on 1st alloc */
 	bool probed;         /* info.alloc/mmap filled */
 	bool rw_probed;      /* info.rw_file filled */
+	int uring_dmabuf_err; /* -errno of the io_uring registration probe (info.uring_dmabuf NO) */
 };
 
 /* ---- context ------------------------------------------------------------------------------ */
@@ -82,6 +83,7 @@ struct dmaio_ctx {
 struct dmaio_buf {
 	struct dmaio_ctx *ctx;
 	uint64_t id;               /* unique in the process, keys io_uring registrations */
+	uint64_t udb_refused;      /* 1 + id of the last file the io_uring dma-buf registration refused */
 	int kind;                  /* enum dmaio_buf_kind */
 	char provider[DMAIO_NAME_MAX];
 	int fd;                    /* dma-buf fd, or the memfd for DMAIO_BUF_MEMFD */
@@ -168,6 +170,7 @@ struct dmaio_req {
 	bool finished;
 	/* results */
 	uint64_t unaligned;
+	uint64_t reissues;         /* ops submitted again (transient errors, short counts) */
 	uint64_t counted;          /* bytes already added to the queue's progress */
 	uint64_t path_bytes[DMAIO_PATH_SLOTS];
 	int64_t res;

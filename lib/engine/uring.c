@@ -60,6 +60,8 @@ struct dmaio_engine {
 	struct dmaio_engine *next;    /* ctx->engines */
 };
 
+static int dmabuf_kernel(struct io_uring *ring);
+
 void dmaio_engine_probe(struct dmaio_sys_info *s)
 {
 	struct io_uring ring;
@@ -72,9 +74,14 @@ void dmaio_engine_probe(struct dmaio_sys_info *s)
 		s->io_uring = DMAIO_CAP_NO;
 		s->io_uring_err = r;
 		s->io_uring_fixed = DMAIO_CAP_NO;
+		s->uring_dmabuf_kernel = DMAIO_CAP_NO;
+		s->uring_dmabuf_err = r;
 		return;
 	}
 	s->io_uring = DMAIO_CAP_YES;
+	r = dmabuf_kernel(&ring);
+	s->uring_dmabuf_kernel = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
+	s->uring_dmabuf_err = r;
 	page = mmap(NULL, (size_t)dmaio_page_size(), PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page != MAP_FAILED) {
@@ -686,6 +693,41 @@ static int register_dmabuf(struct io_uring *ring, unsigned slot, int dmabuf_fd, 
 	if (r == 1)
 		return 0;
 	return r < 0 ? r : -EOPNOTSUPP;
+}
+
+/*
+ * Does the kernel know the proposed registration at all? Two requests that need no buffer and
+ * no device (the answers as posted in v3, 2026-04-29, see uapi/io_uring-dmabuf.h):
+ *   1. an extended update clearing one slot (type EMPTY): mainline refuses the flag word with
+ *      -EINVAL ("resv" must be zero there), a kernel with the series installs nothing (1);
+ *   2. a DMABUF descriptor naming no file (-1): a kernel that has the type fails the fget with
+ *      -EBADF; -EINVAL means it knows extended updates but not the type, -EOPNOTSUPP that it
+ *      was built without the dma-buf I/O support (v3: CONFIG_DMABUF_TOKEN).
+ * Returns 0 when both say the registration exists, else the -errno that says why not.
+ */
+static int dmabuf_kernel(struct io_uring *ring)
+{
+	struct dmaio_io_uring_regbuf_desc d;
+	struct io_uring_rsrc_update2 up;
+	int r;
+
+	r = io_uring_register_buffers_sparse(ring, 1);
+	if (r)
+		return r;
+	dmaio_uring_dmabuf_request(&up, &d, 0, -1, -1);
+	d.type = DMAIO_IO_REGBUF_TYPE_EMPTY;
+	d.dmabuf_fd = 0;
+	d.target_fd = 0;
+	r = io_uring_register(ring->ring_fd, IORING_REGISTER_BUFFERS_UPDATE, &up, sizeof(up));
+	if (r == 1) {
+		dmaio_uring_dmabuf_request(&up, &d, 0, -1, -1);
+		r = io_uring_register(ring->ring_fd, IORING_REGISTER_BUFFERS_UPDATE, &up, sizeof(up));
+		r = r == -EBADF ? 0 : r < 0 ? r : -EPROTO; /* a slot for no file: nothing we know */
+	} else if (r >= 0) {
+		r = -EPROTO;
+	}
+	io_uring_unregister_buffers(ring);
+	return r;
 }
 
 int dmaio_engine_dmabuf_probe(int dmabuf_fd, int target_fd)

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Path "uring-dmabuf": the proposed io_uring dma-buf registered buffers (uapi/io_uring-dmabuf.h):
- * the dma-buf is registered to the engine's ring for the target file (an NVMe block device opened
- * O_DIRECT), then READ_FIXED/WRITE_FIXED address it by offset. A refusal of the registration
- * marks it absent for the context; the mainline paths take over. */
+ * the dma-buf (a heap buffer, a udmabuf or an imported one) is registered to the engine's ring for
+ * the target file (an NVMe block device opened O_DIRECT), then READ_FIXED/WRITE_FIXED address it
+ * by offset; spurious -EAGAIN completions are reissued by the engine. A kernel without the
+ * registration (the base probe asks it once) never gets here; a registration this kernel refuses
+ * for one buffer and file (exporter, device, size) is remembered on the buffer and the mainline
+ * paths take over for that pair. */
 #include "path.h"
 #include "../engine/engine.h"
 #include "../split/split.h"
@@ -20,16 +23,16 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 		*why = "kernel refused io_uring dma-buf registration";
 		return -EOPNOTSUPP;
 	}
-	if (!dmaio_buf_is_dmabuf(r->buf) || r->buf->memfd >= 0) {
-		*why = "not a heap or imported dma-buf";
+	if (!dmaio_buf_is_dmabuf(r->buf)) {
+		*why = "not a dma-buf";
 		return -EOPNOTSUPP;
 	}
 	if (!r->file->is_blk) {
 		*why = "the proposal only serves NVMe block devices";
 		return -EOPNOTSUPP;
 	}
-	if (r->buf->alloc_size > DMAIO_IO_URING_DMABUF_MAX) {
-		*why = "dma-buf over 1 GiB";
+	if (__atomic_load_n(&r->buf->udb_refused, __ATOMIC_RELAXED) == r->file->id + 1) {
+		*why = "the kernel refused to register this dma-buf for this device";
 		return -EOPNOTSUPP;
 	}
 	if (r->file->direct < 0) {
@@ -48,8 +51,12 @@ static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 		return -EOPNOTSUPP;
 	slot = dmaio_engine_dmabuf_slot(e, r->buf->id, r->buf->fd, r->file->id, r->file->dfd);
 	if (slot < 0) {
-		__atomic_store_n(&r->ctx->uring_dmabuf, DMAIO_CAP_NO, __ATOMIC_RELAXED);
-		return slot == -ENOMEM ? slot : -EOPNOTSUPP;
+		if (slot == -ENOMEM || slot == -EBUSY)
+			return slot == -ENOMEM ? slot : -EOPNOTSUPP; /* no slot now: not a refusal */
+		/* v3 answers for this pair: -EOPNOTSUPP (device or exporter without dma-buf I/O),
+		 * -EINVAL (over v3's 1 GiB, bad size), -EBADF; remembered, the kernel keeps it */
+		__atomic_store_n(&r->buf->udb_refused, r->file->id + 1, __ATOMIC_RELAXED);
+		return -EOPNOTSUPP;
 	}
 	__atomic_store_n(&r->ctx->uring_dmabuf, DMAIO_CAP_YES, __ATOMIC_RELAXED);
 	r->slot = slot;

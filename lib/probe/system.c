@@ -140,8 +140,72 @@ void dmaio_probe_heap_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int d
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-/* A one-page allocation proves the heap allocates; mapping it proves mmap; RW_FILE is probed on
- * the same buffer. */
+/* The NVMe namespace the io_uring dma-buf registration is tried against (the proposal serves NVMe
+ * block devices only): the first /sys/block/nvme<C>n<N> whose node opens read-only O_DIRECT. Its
+ * name is kept in the system info; returns the fd or -errno (-ENODEV: none). */
+static int open_nvme_locked(struct dmaio_ctx *ctx)
+{
+	char best[sizeof(ctx->sys.uring_dmabuf_dev)] = "";
+	char path[sizeof(best) + 8];
+	struct dirent *de;
+	int fd = -ENODEV;
+	DIR *d;
+
+	if (ctx->sys.uring_dmabuf_dev[0]) {
+		fd = sys_open(ctx->sys.uring_dmabuf_dev, O_RDONLY | O_DIRECT, 0);
+		return fd;
+	}
+	d = opendir("/sys/block");
+	if (!d)
+		return -ENODEV;
+	while ((de = readdir(d))) {
+		unsigned c, n;
+		char tail;
+
+		if (sscanf(de->d_name, "nvme%un%u%c", &c, &n, &tail) != 2 ||
+		    strlen(de->d_name) + 6 > sizeof(best))
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		if (best[0] && strcmp(path, best) >= 0)
+			continue;
+		int f = sys_open(path, O_RDONLY | O_DIRECT, 0);
+
+		if (f < 0) {
+			if (fd == -ENODEV)
+				fd = f;
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
+		fd = f;
+		strcpy(best, path);
+	}
+	closedir(d);
+	if (fd >= 0)
+		strcpy(ctx->sys.uring_dmabuf_dev, best);
+	return fd;
+}
+
+/* The proposed io_uring registration of a buffer of this heap for the NVMe device; only asked
+ * when the kernel knows the registration. */
+static void uring_dmabuf_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd)
+{
+	struct dmaio_sys_info *s = &ctx->sys;
+	int t, r;
+
+	if (s->uring_dmabuf_kernel != DMAIO_CAP_YES)
+		return;
+	t = open_nvme_locked(ctx);
+	if (t < 0)
+		return; /* nothing to try against: UNKNOWN */
+	r = dmaio_engine_dmabuf_probe(dmabuf_fd, t);
+	close(t);
+	h->info.uring_dmabuf = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
+	h->uring_dmabuf_err = r;
+}
+
+/* A one-page allocation proves the heap allocates; mapping it proves mmap; RW_FILE and the
+ * io_uring registration are probed on the same buffer. */
 void dmaio_probe_heap_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h)
 {
 	size_t ps = (size_t)dmaio_page_size();
@@ -167,6 +231,7 @@ void dmaio_probe_heap_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h)
 		h->info.mmap = DMAIO_CAP_NO;
 	}
 	rw_file_locked(ctx, h, fd);
+	uring_dmabuf_locked(ctx, h, fd);
 	close(fd);
 }
 
@@ -206,6 +271,22 @@ static void probe_memory(struct dmaio_ctx *ctx)
 	fclose(f);
 }
 
+/* dma_heap.mem_accounting (7.0+): Y charges heap pages to the allocating task's memory cgroup */
+static int32_t read_heap_memcg(void)
+{
+	char v[8] = "";
+	int fd = sys_open("/sys/module/dma_heap/parameters/mem_accounting", O_RDONLY, 0);
+	ssize_t n;
+
+	if (fd < 0)
+		return -ENOENT;
+	n = read(fd, v, sizeof(v) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ENOENT;
+	return v[0] == 'Y' || v[0] == 'y' || v[0] == '1';
+}
+
 /* What every allocation and transfer needs, cheap: no allocation from any heap. */
 void dmaio_probe_base_locked(struct dmaio_ctx *ctx)
 {
@@ -222,6 +303,9 @@ void dmaio_probe_base_locked(struct dmaio_ctx *ctx)
 	s->io_uring_disabled =
 		(int32_t)dmaio_read_sysfs_u64("/proc/sys/kernel/io_uring_disabled", (uint64_t)-1);
 	dmaio_engine_probe(s);
+	if (s->uring_dmabuf_kernel == DMAIO_CAP_NO)
+		ctx->uring_dmabuf = DMAIO_CAP_NO; /* the path is not tried at all */
+	s->heap_memcg = read_heap_memcg();
 	s->rw_file_kernel = DMAIO_CAP_UNKNOWN;
 	s->uring_dmabuf = DMAIO_CAP_UNKNOWN;
 	s->drm = DMAIO_CAP_UNKNOWN;
@@ -293,33 +377,25 @@ void dmaio_probe_sys_locked(struct dmaio_ctx *ctx)
 		else if (h->info.rw_file_err == -EINVAL && s->rw_file_kernel == DMAIO_CAP_UNKNOWN)
 			s->rw_file_kernel = DMAIO_CAP_YES; /* the core knows it, this exporter not */
 	}
-	if (s->uring_dmabuf != DMAIO_CAP_UNKNOWN)
+	/* io_uring dma-buf registration: the heaps' answers (each tried against an NVMe device) */
+	if (s->uring_dmabuf_kernel != DMAIO_CAP_YES) {
+		s->uring_dmabuf = DMAIO_CAP_NO; /* uring_dmabuf_err says why */
 		return;
-	/* io_uring dma-buf registration: tried with a heap buffer against a memfd target; the
-	 * proposal only takes NVMe block devices, so this mostly proves the kernel lacks it. */
-	if (s->io_uring == DMAIO_CAP_YES) {
-		for (int i = 0; i < ctx->nheaps; i++) {
-			struct dmaio_heap *h = &ctx->heaps[i];
-			int fd, t, r;
+	}
+	s->uring_dmabuf = DMAIO_CAP_UNKNOWN;
+	s->uring_dmabuf_err = 0;
+	for (int i = 0; i < ctx->nheaps; i++) {
+		struct dmaio_heap *h = &ctx->heaps[i];
 
-			if (h->info.alloc != DMAIO_CAP_YES ||
-			    dmaio_heap_alloc_fd(h, s->page_size, &fd))
-				continue;
-			t = dmaio_memfd_create(NULL, s->page_size, false, true, NULL, 0);
-			r = t < 0 ? t : dmaio_engine_dmabuf_probe(fd, t);
-			s->uring_dmabuf = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
-			s->uring_dmabuf_err = r;
-			if (t >= 0)
-				close(t);
-			close(fd);
+		if (h->info.uring_dmabuf == DMAIO_CAP_YES) {
+			s->uring_dmabuf = DMAIO_CAP_YES;
+			s->uring_dmabuf_err = 0;
 			break;
 		}
-	} else {
-		s->uring_dmabuf = DMAIO_CAP_NO;
-		s->uring_dmabuf_err = s->io_uring_err;
+		if (h->info.uring_dmabuf == DMAIO_CAP_NO && s->uring_dmabuf == DMAIO_CAP_UNKNOWN) {
+			s->uring_dmabuf = DMAIO_CAP_NO;
+			s->uring_dmabuf_err = h->uring_dmabuf_err;
+		}
 	}
-	if (ctx->uring_dmabuf == DMAIO_CAP_UNKNOWN && s->uring_dmabuf == DMAIO_CAP_NO &&
-	    s->uring_dmabuf_err != -EOPNOTSUPP)
-		ctx->uring_dmabuf = DMAIO_CAP_NO; /* the kernel has no such registration at all */
 }
 

@@ -149,6 +149,7 @@ static void stats_merge(struct dmaio_stats *dst, const struct dmaio_stats *src)
 	dst->ns += src->ns;
 	dst->fallbacks += src->fallbacks;
 	dst->unaligned_bytes += src->unaligned_bytes;
+	dst->reissues += src->reissues;
 	for (int i = 0; i < DMAIO_PATH_SLOTS; i++)
 		dst->path_bytes[i] += src->path_bytes[i];
 	dst->last_path = src->last_path;
@@ -173,6 +174,7 @@ static void account(struct dmaio_req *r, uint64_t ns)
 	d.ns = ns;
 	d.fallbacks = r->fallbacks;
 	d.unaligned_bytes = r->unaligned;
+	d.reissues = r->reissues;
 	if (r->write)
 		d.bytes_written = r->done;
 	else
@@ -346,6 +348,7 @@ static void op_done(struct dmaio_q *q, struct dmaio_op *op)
 	if (r->path->finish)
 		r->path->finish(r, q->e, op);
 	r->path_bytes[op->path] += op->got;
+	r->reissues += op->retries;
 	if (op->edge)
 		r->unaligned += op->got;
 	q->prog.bytes_done += op->got;
