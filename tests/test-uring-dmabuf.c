@@ -180,16 +180,19 @@ static void t_probe(void **state)
 struct range {
 	off_t file_off;
 	size_t buf_off, len;
-	bool bulk; /* has a direct middle: the path that moves it must be uring-dmabuf */
+	/* a direct middle, buffer and device offsets congruent modulo the block: the path that moves
+	 * it must be uring-dmabuf; the others may take any path */
+	bool bulk;
 };
 
 static const struct range ranges[] = {
 	{ 0, 0, BUF_SIZE, true },
 	{ 1 * MiB, 2 * MiB, 4 * MiB, true },
-	{ 4096 + 123, 77, 3 * MiB + 555, true },  /* unaligned head and tail, both sides */
-	{ 512, 4096, 1 * MiB, true },             /* sector-aligned, not page-aligned */
-	{ 9 * MiB - 100, 5 * MiB + 1, 2 * MiB + 3, true },
-	{ 1000, 10, 100, false },                 /* inside one block */
+	{ 4096 + 123, 8192 + 123, 3 * MiB + 555, true }, /* unaligned head and tail */
+	{ 512, 4096 + 512, 1 * MiB, true },              /* block-aligned, not page-aligned */
+	{ 4096 + 123, 77, 3 * MiB + 555, false },        /* offsets not congruent */
+	{ 9 * MiB - 100, 5 * MiB + 1, 2 * MiB + 3, false },
+	{ 1000, 10, 100, false },                        /* inside one block */
 	{ 12 * MiB + 4095, BUF_SIZE - 2, 2, false },
 };
 

@@ -14,6 +14,21 @@
 #define CHUNK (1u << 20)
 #define EDGE (4u << 20)
 
+/* The direct middle (file offsets aligned to the page and the device's block) must land on a
+ * dma-buf offset aligned to the device's logical block: the kernel builds the I/O from the
+ * buffer's pages, and every segment of a direct bio must be a multiple of the block. So buffer
+ * and file offsets must be congruent modulo the DIO offset alignment; otherwise another path
+ * serves the range. */
+static bool congruent(const struct dmaio_req *r)
+{
+	struct dmaio_split s;
+	uint32_t blk = r->write ? r->file->off_align : r->file->roff_align;
+
+	dmaio_split_range(r->file_off + r->start, r->len - r->start,
+			  r->write ? UINT64_MAX : r->file->size, dmaio_path_align(r), &s);
+	return !s.mid || !blk || (r->buf_off + r->start + s.head) % blk == 0;
+}
+
 static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 {
 	int known = __atomic_load_n(&r->ctx->uring_dmabuf, __ATOMIC_RELAXED);
@@ -39,8 +54,14 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 		*why = "device takes no O_DIRECT";
 		return -EOPNOTSUPP;
 	}
+	if (!congruent(r)) {
+		*why = "buffer and device offsets differ modulo the device's block";
+		return -EOPNOTSUPP;
+	}
+	/* above rw-file: mapped for the device once, at registration, and queued like any fixed
+	 * buffer; rw-file is the older proposal, which stopped at v2 */
 	*why = "io_uring fixed I/O against the registered dma-buf";
-	return 90;
+	return 105;
 }
 
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)

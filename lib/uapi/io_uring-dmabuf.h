@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * PROPOSED uAPI, not in mainline: io_uring dma-buf registered buffers, from the series
- * "Add dmabuf read/write via io_uring" (Pavel Begunkov). Not verified against a kernel that
- * carries it: no such kernel can be built here. Every value is cited to the posted patch
- * (public io-uring / linux-block archives) it was read in.
+ * PROPOSED uAPI, not in mainline (not in 7.3): io_uring dma-buf registered buffers, from the series
+ * "Add dmabuf read/write via io_uring" (Pavel Begunkov). Every value is cited to the posted patch
+ * (public io-uring / linux-block archives) it was read in. Exercised against our own test kernel
+ * implementing this uAPI (tests/vm/kernel/7.3/0002-io_uring-dma-buf-registered-buffers.patch), not
+ * against the series itself.
  *
  * Follows the NEWEST VERSION WHOSE io_uring PATCHES COULD BE READ VERBATIM: v3, 2026-04-29,
  *   [PATCH v3 09/10] io_uring/rsrc: extend buffer update
@@ -11,11 +12,15 @@
  *   [PATCH v3 10/10] io_uring/rsrc: add dmabuf backed registered buffers
  *     <0040156480814237fc099878756fa0fb079e14d2.1777475843.git.asml.silence@gmail.com>
  * The same uAPI (flag value, descriptor layout) was posted again unchanged on 2026-07-11 in
- * "[RFC 06/10] io_uring/rsrc: extend buffer update" (zcrx device-memory-send RFC). The patches of
- * v4 (2026-07-28) to v7 (2026-09-28, 13 patches) were NOT found in the archive; only the v7 cover
- * letter was read, and it lists "v5: Fix io_uring uapi validation" and "v6: relax the 1G io_uring
- * registered dma-buf limit" without saying what changed. Re-check every value below against the
- * v7 patches before trusting a v5+ kernel's answer.
+ * "[RFC 06/10] io_uring/rsrc: extend buffer update"; that RFC's "add uncloneable regbuf flag" and
+ * "add regbuf import flags" (07/10, 08/10), which v5-v7 carry too, are kernel-internal flags
+ * (IO_REGBUF_F_UNCLONEABLE in io_uring/rsrc.h), not uAPI. The patches of v4 (2026-07-28) to v7
+ * (2026-09-28, 13 patches) were NOT found in the archive; the v7 cover letter was read: its
+ * diffstat gives include/uapi/linux/io_uring.h 31 lines, the size of v3's two uAPI hunks (25 + 6),
+ * and it lists "v5: Fix io_uring uapi validation" and "v6: relax the 1G io_uring registered
+ * dma-buf limit" without saying what changed. So a kernel could be built with v3's 1 GiB cap
+ * or without it: the library does not assume either (a refused registration falls back for that
+ * buffer and file only).
  *
  * Use (v3): make a (sparse) buffer table, then IORING_REGISTER_BUFFERS_UPDATE (mainline opcode,
  * no new one) with struct io_uring_rsrc_update2 { .flags = IORING_RSRC_UPDATE_EXTENDED,
@@ -78,7 +83,8 @@ struct dmaio_io_uring_regbuf_desc {
 /*
  * Largest dma-buf v3 10/10 (2026-04-29) registers: dmabuf->size > SZ_1G gives -EINVAL. The v7
  * cover (2026-09-28) says v6 "relax[ed] the 1G io_uring registered dma-buf limit"; the new limit
- * was not readable, so 1 GiB stays here as the size every posted version accepts.
+ * was not readable. Kept as the size every posted version accepts; the library does not refuse
+ * larger buffers itself (v6+ takes them, v3-v5 answer -EINVAL and the buffer falls back).
  */
 #define DMAIO_IO_URING_DMABUF_MAX (1ull << 30)
 
