@@ -319,6 +319,15 @@ for f in sorted(glob.glob(os.path.join(root, "bench", "results", "*.csv"))):
     check("committed %s: every row has the header's %d fields" % (os.path.basename(f), len(rows_c[0])),
           not bad, "rows %s" % bad[:5])
 
+for f in sorted(glob.glob(os.path.join(root, "bench", "results", "*.json"))):
+    try:
+        with open(f) as fh:
+            d = json.load(fh)
+        good = isinstance(d.get("results"), list) and d.get("program", "").startswith("dmaio-bench")
+    except ValueError as e:
+        good, d = False, e
+    check("committed %s: a dmaio-bench JSON" % os.path.basename(f), good, str(d)[:200])
+
 # ---- the plot ------------------------------------------------------------------------------
 script = svg + ".gp"
 gp = open(script).read() if os.path.exists(script) else ""
