@@ -116,7 +116,7 @@ __attribute__((format(printf, 3, 4))) void section_title(struct report *r, int s
 struct row *report_row(struct report *r, int sec, const char *test);
 
 /* row helpers */
-__attribute__((format(printf, 3, 4))) void row_str(struct row *w, enum col c, const char *fmt, ...);
+__attribute__((format(printf, 3, 4), nonnull(1, 3))) void row_str(struct row *w, enum col c, const char *fmt, ...);
 void row_u64(struct row *w, enum col c, uint64_t v);   /* size, count, runs */
 void row_num(struct row *w, enum col c, double v);     /* the double columns */
 /* the per-run values: mbps/cpu/ms (NULL: none), their median/min/max set in the columns */
