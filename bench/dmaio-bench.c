@@ -27,9 +27,16 @@ static void config(struct bench *b)
 	for (i = 0; i < o->nheaps; i++)
 		l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", i ? "," : "", o->heaps[i] ? o->heaps[i] : "default");
 	report_cfg_str(r, "heaps", "%s", list);
-	report_cfg_str(r, "tests", "%s%s%s%s%s%s", o->test_io ? "io," : "", o->test_alloc ? "alloc," : "",
-		       o->test_mmap ? "mmap," : "", o->test_ranges ? "ranges," : "", o->test_files ? "files," : "",
-		       o->test_frames ? "frames," : "");
+	l = 0;
+	list[0] = '\0';
+	for (i = 0; i < 6; i++) {
+		static const char *const names[] = { "io", "alloc", "mmap", "ranges", "files", "frames" };
+		const bool on[] = { o->test_io, o->test_alloc, o->test_mmap, o->test_ranges, o->test_files, o->test_frames };
+
+		if (on[i])
+			l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", names[i]);
+	}
+	report_cfg_str(r, "tests", "%s", list);
 	report_cfg_num(r, "jobs", "%u", o->jobs);
 	report_cfg_num(r, "qd", "%u", o->qd);
 	report_cfg_num(r, "chunk_bytes", "%llu", (unsigned long long)o->chunk);
