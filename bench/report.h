@@ -47,7 +47,8 @@ struct row {
 
 	/* beyond the CSV (JSON) */
 	int jobs;                 /* threads moving the data at once */
-	unsigned depth;           /* requests each keeps in flight */
+	unsigned depth;           /* requests the bench keeps in flight per job (JSON queue_depth; a
+				   * synchronous library call is 1, whatever the library does inside) */
 	int n;                    /* runs with a result: the per-run values below */
 	double run_mbps[MAX_RUNS];
 	double run_cpu[MAX_RUNS];
