@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * dmaio-bench-model: loading every tensor of a model (safetensors / GGUF, one or more shards,
- * e.g. written by `dmaio-load --generate`) cold, four ways interleaved run by run, medians:
+ * e.g. written by `dmaio-load --generate`) cold, six ways interleaved run by run, medians:
  *
  *  base:uring-direct  the baseline: O_DIRECT io_uring reads of the same ranges (each tensor's
  *                     range widened to 4 KiB, pieces of at most 16 MiB, --depth in flight) into
- *                     posix_memalign'd anonymous memory
+ *                     posix_memalign'd anonymous memory (unregistered: pinned per I/O;
+ *                     baselines.c)
  *  lib:load           dmaio_model_load(PACKED) into buffers of --heap (they are allocated inside
  *                     the timed call: the allocation is part of the load)
  *  read               pread() of each tensor into the mapping of a --heap buffer (allocated and
@@ -19,68 +20,44 @@
  *                     runs, like the baseline's memory): a runtime reloading weights, a device
  *                     arena — the comparison with the baseline on equal terms
  *
- * Before each variant every file's page cache is dropped (POSIX_FADV_DONTNEED after fdatasync).
- * Reported per variant: GB/s, CPU s per GiB (getrusage), and the peak RSS growth during the
- * variant (VmHWM after `echo 5 > /proc/self/clear_refs`, minus VmRSS before it); for lib:load
- * the destination buffers are allocated inside, so on memfd they are part of that growth.
+ * Before each variant every file's page cache is dropped (fdatasync + POSIX_FADV_DONTNEED) and
+ * checked (cache.c: cachestat, else mincore; fatal when pages stay). Reported per variant: MB/s,
+ * CPU s per GiB (getrusage), and the peak RSS growth during the variant (VmHWM after
+ * `echo 5 > /proc/self/clear_refs`, minus VmRSS before it); for lib:load the destination
+ * buffers are allocated inside, so on memfd they are part of that growth. The target verdicts:
+ * bench/verdict.py on the --csv or --json file.
  *
- *   dmaio-bench-model [--heap H] [--runs N] [--depth N] [--no-verify] FILE...
+ *   dmaio-bench-model [--heap H] [--runs N] [--depth N] [--no-verify] [--format F]
+ *                     [--csv FILE] [--json FILE] FILE...
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <liburing.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dmaio-model.h"
 
-#define MAX_RUNS 16
+#include "baselines.h"
+#include "cache.h"
+#include "output.h"
+#include "report.h"
+#include "stats.h"
+#include "util.h"
+
+#define PROG "dmaio-bench-model"
 #define PIECE (16u << 20)
 #define NVAR 6
 
+enum { V_BASE, V_LOAD, V_READ, V_MMAP, V_FRESH, V_INTO };
 static const char *const vname[NVAR] = { "base:uring-direct", "lib:load", "read", "mmap+memcpy",
 					 "base:fresh-memory", "lib:load-into" };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double cpu_now(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-static long status_kib(const char *key)
-{
-	char line[256];
-	long v = -1;
-	size_t kl = strlen(key);
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, kl) && line[kl] == ':')
-			v = strtol(line + kl + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
 
 static void reset_hwm(void)
 {
@@ -94,96 +71,20 @@ static void reset_hwm(void)
 	}
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-	double t[MAX_RUNS];
-
-	memcpy(t, v, (size_t)n * sizeof(double));
-	qsort(t, (size_t)n, sizeof(double), cmp_d);
-	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 struct model_ctx {
 	struct dmaio_model *m;
 	int n;
 	struct dmaio_tensor_info *ti;
 	int *fds, *dfds;
+	uint64_t *lens;         /* the files' sizes (make_cold) */
 	int nfds;
 	uint64_t total;
 	const char *heap;
 	unsigned depth;
+	struct breq *reqs;      /* the baseline's requests */
+	size_t nreqs;
+	const char *resid_how;
 };
-
-static void cold(const struct model_ctx *c)
-{
-	for (int i = 0; i < c->nfds; i++) {
-		fdatasync(c->fds[i]);
-		posix_fadvise(c->fds[i], 0, 0, POSIX_FADV_DONTNEED);
-	}
-}
-
-/* base: O_DIRECT io_uring, each tensor range widened to 4 KiB, in 16 MiB pieces */
-static int run_base(const struct model_ctx *c, unsigned char *dst)
-{
-	struct io_uring ring;
-	int in = 0, r;
-	int idx = 0;
-	uint64_t piece_off = 0, dst_at = 0;
-
-	r = io_uring_queue_init(c->depth, &ring, 0);
-	if (r < 0)
-		return r;
-	for (;;) {
-		while (in < (int)c->depth && idx < c->n) {
-			const struct dmaio_tensor_info *t = &c->ti[idx];
-			uint64_t b = t->offset & ~4095ull;
-			uint64_t e = (t->offset + t->size + 4095) & ~4095ull;
-			uint64_t off = b + piece_off, len = e - off < PIECE ? e - off : PIECE;
-			struct io_uring_sqe *sqe;
-
-			if (t->size == 0) {
-				idx++;
-				continue;
-			}
-			sqe = io_uring_get_sqe(&ring);
-			io_uring_prep_read(sqe, c->dfds[t->file], dst + dst_at, (unsigned)len, off);
-			sqe->user_data = len;
-			dst_at += len;
-			in++;
-			piece_off += len;
-			if (b + piece_off >= e) {
-				piece_off = 0;
-				idx++;
-			}
-		}
-		if (in == 0)
-			break;
-		io_uring_submit_and_wait(&ring, 1);
-		struct io_uring_cqe *cqe;
-		unsigned head, seen = 0;
-
-		io_uring_for_each_cqe(&ring, head, cqe) {
-			if (cqe->res < 0) {
-				r = cqe->res;
-			}
-			/* a short O_DIRECT read happens only at end of file (the widened tail) */
-			seen++;
-		}
-		io_uring_cq_advance(&ring, seen);
-		in -= (int)seen;
-		if (r < 0)
-			break;
-	}
-	io_uring_queue_exit(&ring);
-	return r < 0 ? r : 0;
-}
 
 static uint64_t widened_total(const struct model_ctx *c)
 {
@@ -191,9 +92,50 @@ static uint64_t widened_total(const struct model_ctx *c)
 
 	for (int i = 0; i < c->n; i++)
 		if (c->ti[i].size)
-			s += ((c->ti[i].offset + c->ti[i].size + 4095) & ~4095ull) -
-			     (c->ti[i].offset & ~4095ull);
+			s += ((c->ti[i].offset + c->ti[i].size + 4095) & ~4095ull) - (c->ti[i].offset & ~4095ull);
 	return s;
+}
+
+/* the baseline's requests: each tensor's range widened to 4 KiB, in 16 MiB pieces, one after
+ * the other in the destination */
+static void plan_base(struct model_ctx *c)
+{
+	uint64_t at = 0;
+	size_t cap = 0;
+
+	for (int i = 0; i < c->n; i++)
+		cap += (size_t)(c->ti[i].size / PIECE + 2);
+	c->reqs = xcalloc(cap, sizeof(*c->reqs));
+	for (int i = 0; i < c->n; i++) {
+		const struct dmaio_tensor_info *t = &c->ti[i];
+		uint64_t b = t->offset & ~4095ull, e = (t->offset + t->size + 4095) & ~4095ull, off;
+
+		if (!t->size)
+			continue;
+		for (off = b; off < e; off += PIECE) {
+			struct breq *q = &c->reqs[c->nreqs++];
+
+			q->fd = c->dfds[t->file];
+			q->off = off;
+			q->mem_off = at;
+			q->len = (uint32_t)(e - off < PIECE ? e - off : PIECE);
+			at += q->len;
+		}
+	}
+}
+
+/* base: O_DIRECT io_uring, a ring made for the load (a short read happens only at the end of a
+ * file: the widened tail) */
+static int run_base(const struct model_ctx *c, unsigned char *dst)
+{
+	struct uring_base u;
+	int r = ub_init(&u, c->depth);
+
+	if (r < 0)
+		return r;
+	r = ub_run(&u, DIR_READ, (char *)dst, 0, c->reqs, c->nreqs, c->depth, true, NULL);
+	ub_exit(&u);
+	return r;
 }
 
 static int run_read(const struct model_ctx *c, unsigned char *dst)
@@ -201,15 +143,12 @@ static int run_read(const struct model_ctx *c, unsigned char *dst)
 	uint64_t at = 0;
 
 	for (int i = 0; i < c->n; i++) {
-		for (uint64_t o = 0; o < c->ti[i].size;) {
-			ssize_t r = pread(c->fds[c->ti[i].file], dst + at + o,
-					  c->ti[i].size - o > (1u << 30) ? (1u << 30) : c->ti[i].size - o,
-					  (off_t)(c->ti[i].offset + o));
+		ssize_t r = full_pread(c->fds[c->ti[i].file], dst + at, (size_t)c->ti[i].size, c->ti[i].offset);
 
-			if (r <= 0)
-				return r < 0 ? -errno : -ENODATA;
-			o += (uint64_t)r;
-		}
+		if (r < 0)
+			return (int)r;
+		if ((uint64_t)r != c->ti[i].size)
+			return -ENODATA;
 		at += c->ti[i].size;
 	}
 	return 0;
@@ -224,9 +163,7 @@ static int run_mmap(const struct model_ctx *c, unsigned char *dst)
 	if (c->nfds > 64)
 		return -E2BIG;
 	for (int f = 0; f < c->nfds; f++) {
-		off_t sz = lseek(c->fds[f], 0, SEEK_END);
-
-		lens[f] = (size_t)sz;
+		lens[f] = (size_t)c->lens[f];
 		maps[f] = mmap(NULL, lens[f], PROT_READ, MAP_SHARED, c->fds[f], 0);
 		if (maps[f] == MAP_FAILED)
 			return -errno;
@@ -240,8 +177,8 @@ static int run_mmap(const struct model_ctx *c, unsigned char *dst)
 	return 0;
 }
 
-static int run_lib(const struct model_ctx *c, struct dmaio_buf *const *into,
-		   struct dmaio_load **l, struct dmaio_load_stats *st)
+static int run_lib(const struct model_ctx *c, struct dmaio_buf *const *into, struct dmaio_load **l,
+		   struct dmaio_load_stats *st)
 {
 	struct dmaio_load_opts o;
 	int r;
@@ -277,8 +214,7 @@ static int verify_lib(const struct model_ctx *c, struct dmaio_load *l, const uns
 		struct dmaio_tensor_place pl;
 		void *p;
 
-		if (dmaio_load_tensor(l, (unsigned)i, &pl) == 0 && pl.buf &&
-		    dmaio_map(pl.buf, &p) == 0 &&
+		if (dmaio_load_tensor(l, (unsigned)i, &pl) == 0 && pl.buf && dmaio_map(pl.buf, &p) == 0 &&
 		    memcmp((char *)p + pl.offset, ref + at, (size_t)pl.size) != 0)
 			bad++;
 		at += c->ti[i].size;
@@ -288,73 +224,121 @@ static int verify_lib(const struct model_ctx *c, struct dmaio_load *l, const uns
 	return bad;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: " PROG " [--heap H] [--runs N] [--depth N] [--no-verify] [--format text|csv|json]\n"
+		   "       [--csv FILE] [--json FILE] FILE...\n"
+		   "The target verdicts: bench/verdict.py FILE.csv (or FILE.json: with run-by-run ratios).\n");
+}
+
+static const char *paths_str(const uint64_t *pb, char *out, size_t len)
+{
+	uint64_t pt = 0;
+	size_t l = 0;
+
+	out[0] = '\0';
+	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
+		pt += pb[p];
+	for (int p = 0; p < DMAIO_PATH_SLOTS && l < len; p++)
+		if (pb[p] && dmaio_path_name(p))
+			l += (size_t)snprintf(out + l, len - l, " %s %.1f%%", dmaio_path_name(p),
+					      100.0 * (double)pb[p] / (double)pt);
+	return out;
+}
+
 int main(int argc, char **argv)
 {
+	enum { O_CSV = 256, O_JSON, O_FORMAT };
 	static const struct option lopts[] = {
 		{ "heap", required_argument, 0, 'H' }, { "runs", required_argument, 0, 'r' },
 		{ "depth", required_argument, 0, 'd' }, { "no-verify", no_argument, 0, 'n' },
+		{ "csv", required_argument, 0, O_CSV }, { "json", required_argument, 0, O_JSON },
+		{ "format", required_argument, 0, O_FORMAT }, { "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct model_ctx c = { .heap = NULL, .depth = 32 };
-	int runs = 3, ch;
+	int runs = 3, ch, rc = 0, sec;
 	bool do_verify = true;
-	double mbps[NVAR][MAX_RUNS], cpu[NVAR][MAX_RUNS], rss[NVAR][MAX_RUNS];
-	uint64_t path_bytes[DMAIO_PATH_SLOTS] = { 0 }, into_bytes[DMAIO_PATH_SLOTS] = { 0 };
+	const char *csv = NULL, *json = NULL;
+	enum format fmt = FMT_TEXT;
+	double mbps[NVAR][MAX_RUNS], cpu[NVAR][MAX_RUNS], rss[NVAR][MAX_RUNS], ms[NVAR][MAX_RUNS],
+		resid[NVAR][MAX_RUNS];
+	uint64_t path_bytes[NVAR][DMAIO_PATH_SLOTS] = { { 0 } };
 	struct dmaio_buf *dbuf = NULL, *ibuf = NULL;
 	unsigned char *dmap = NULL, *anon = NULL;
-	int rc = 0;
+	struct report rep;
+	char *end, pbuf[256];
 
-	while ((ch = getopt_long(argc, argv, "H:r:d:n", lopts, NULL)) != -1) {
+	report_init(&rep, PROG, argc, argv);
+	while ((ch = getopt_long(argc, argv, "H:r:d:nh", lopts, NULL)) != -1) {
 		switch (ch) {
 		case 'H': c.heap = optarg; break;
-		case 'r': runs = atoi(optarg); break;
-		case 'd': c.depth = (unsigned)atoi(optarg); break;
+		case 'r':
+			runs = (int)strtol(optarg, &end, 10);
+			if (*end)
+				runs = 0;
+			break;
+		case 'd':
+			c.depth = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || c.depth < 1 || c.depth > 4096) {
+				fprintf(stderr, PROG ": --depth takes 1..4096\n");
+				return 2;
+			}
+			break;
 		case 'n': do_verify = false; break;
+		case O_CSV: csv = optarg; break;
+		case O_JSON: json = optarg; break;
+		case O_FORMAT:
+			fmt = !strcmp(optarg, "text") ? FMT_TEXT : !strcmp(optarg, "csv") ? FMT_CSV :
+			      !strcmp(optarg, "json") ? FMT_JSON : (enum format)-1;
+			if ((int)fmt < 0) {
+				fprintf(stderr, PROG ": --format takes text, csv or json\n");
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
 		default:
-			fprintf(stderr, "usage: dmaio-bench-model [--heap H] [--runs N] [--depth N] "
-					"[--no-verify] FILE...\n");
+			usage(stderr);
 			return 2;
 		}
 	}
 	if (runs < 1 || runs > MAX_RUNS || optind >= argc) {
-		fprintf(stderr, "dmaio-bench-model: FILE... and 1 <= --runs <= %d\n", MAX_RUNS);
+		fprintf(stderr, PROG ": FILE... and 1 <= --runs <= %d\n", MAX_RUNS);
 		return 2;
 	}
 	c.nfds = argc - optind;
-	c.fds = calloc((size_t)c.nfds, sizeof(int));
-	c.dfds = calloc((size_t)c.nfds, sizeof(int));
+	c.fds = xcalloc((size_t)c.nfds, sizeof(int));
+	c.dfds = xcalloc((size_t)c.nfds, sizeof(int));
+	c.lens = xcalloc((size_t)c.nfds, sizeof(uint64_t));
 	for (int i = 0; i < c.nfds; i++) {
 		c.fds[i] = open(argv[optind + i], O_RDONLY | O_CLOEXEC);
 		c.dfds[i] = open(argv[optind + i], O_RDONLY | O_DIRECT | O_CLOEXEC);
-		if (c.fds[i] < 0 || c.dfds[i] < 0) {
-			fprintf(stderr, "dmaio-bench-model: %s: %s\n", argv[optind + i], strerror(errno));
-			return 1;
-		}
+		if (c.fds[i] < 0 || c.dfds[i] < 0)
+			die("%s: %s", argv[optind + i], strerror(errno));
+		c.lens[i] = (uint64_t)lseek(c.fds[i], 0, SEEK_END);
 	}
 	ch = dmaio_model_open(NULL, c.fds, (unsigned)c.nfds, 0, &c.m);
-	if (ch < 0) {
-		fprintf(stderr, "dmaio-bench-model: model: %s\n", strerror(-ch));
-		return 1;
-	}
+	if (ch < 0)
+		die("model: %s", strerror(-ch));
 	c.n = dmaio_model_count(c.m);
-	c.ti = calloc((size_t)c.n + 1, sizeof(*c.ti));
+	c.ti = xcalloc((size_t)c.n + 1, sizeof(*c.ti));
 	for (int i = 0; i < c.n; i++) {
 		dmaio_model_tensor(c.m, (unsigned)i, &c.ti[i]);
 		c.total += c.ti[i].size;
 	}
+	plan_base(&c);
 	/* destinations of the baselines: anonymous aligned memory (base), a --heap buffer (read,
 	 * mmap), allocated and touched before the runs */
 	if (posix_memalign((void **)&anon, 4096, (size_t)widened_total(&c)) != 0)
-		return 1;
+		die("out of memory");
 	memset(anon, 0, (size_t)widened_total(&c));
 	ch = dmaio_alloc(NULL, c.heap, (size_t)c.total, 0, &dbuf);
 	if (ch == 0)
 		ch = dmaio_map(dbuf, (void **)&dmap);
-	if (ch < 0) {
-		fprintf(stderr, "dmaio-bench-model: %s buffer of %" PRIu64 " bytes: %s\n",
-			c.heap ? c.heap : "default", c.total, strerror(-ch));
-		return 1;
-	}
+	if (ch < 0)
+		die("%s buffer of %" PRIu64 " bytes: %s", c.heap ? c.heap : "default", c.total, strerror(-ch));
 	dmaio_sync_begin(dbuf, DMAIO_SYNC_WRITE);
 	memset(dmap, 0, (size_t)c.total);
 	/* the caller's buffer of lib:load-into: room for every tensor at its file phase, touched,
@@ -372,16 +356,21 @@ int main(int argc, char **argv)
 			memset(im, 0, (size_t)widened_total(&c) + 4096);
 			ch = run_lib(&c, &ibuf, &l, &st);
 		}
-		if (ch < 0) {
-			fprintf(stderr, "dmaio-bench-model: lib:load-into buffer: %s\n", strerror(-ch));
-			return 1;
-		}
+		if (ch < 0)
+			die("lib:load-into buffer: %s", strerror(-ch));
 		dmaio_load_free(l);
 	}
-	printf("# model: %d tensors, %d files, %.1f MiB of tensors; heap %s (%s); depth %u; %d runs;"
-	       " cold (fadvise DONTNEED) before each variant\n",
-	       c.n, c.nfds, (double)c.total / 1048576, c.heap ? c.heap : "default",
-	       dmaio_buf_provider(dbuf), c.depth, runs);
+	report_info(&rep, "%s", rep.cmdline);
+	report_info(&rep, "model: %d tensors, %d files, %.1f MiB of tensors; heap %s (%s); depth %u; %d runs; cold "
+		    "(fdatasync + POSIX_FADV_DONTNEED, residency checked) before each variant", c.n, c.nfds,
+		    (double)c.total / 1048576, c.heap ? c.heap : "default", dmaio_buf_provider(dbuf), c.depth, runs);
+	report_cfg_num(&rep, "runs", "%d", runs);
+	report_cfg_num(&rep, "depth", "%u", c.depth);
+	report_cfg_str(&rep, "heap", "%s", c.heap ? c.heap : "default");
+	report_cfg_num(&rep, "tensors", "%d", c.n);
+	report_cfg_num(&rep, "files", "%d", c.nfds);
+	if (fmt == FMT_TEXT)
+		output_text_info(stdout, &rep);
 	for (int run = 0; run < runs; run++) {
 		for (int k = 0; k < NVAR; k++) {
 			int v = (k + run) % NVAR; /* rotate the order run by run */
@@ -392,21 +381,20 @@ int main(int argc, char **argv)
 			uint64_t t0, t1;
 			int r = 0;
 
-			cold(&c);
+			resid[v][run] = make_cold(c.fds, c.lens, c.nfds, &c.resid_how);
 			reset_hwm();
-			rss0 = status_kib("VmRSS");
+			rss0 = proc_status_kib("VmRSS");
 			c0 = cpu_now();
 			t0 = now_ns();
 			switch (v) {
-			case 0: r = run_base(&c, anon); break;
-			case 1: r = run_lib(&c, NULL, &l, &st); break;
-			case 5: r = run_lib(&c, &ibuf, &l, &st); break;
-			case 2: r = run_read(&c, dmap); break;
-			case 3: r = run_mmap(&c, dmap); break;
-			case 4: {
+			case V_BASE: r = run_base(&c, anon); break;
+			case V_LOAD: r = run_lib(&c, NULL, &l, &st); break;
+			case V_INTO: r = run_lib(&c, &ibuf, &l, &st); break;
+			case V_READ: r = run_read(&c, dmap); break;
+			case V_MMAP: r = run_mmap(&c, dmap); break;
+			case V_FRESH: {
 				size_t wl = (size_t)widened_total(&c);
-				void *fresh = mmap(NULL, wl, PROT_READ | PROT_WRITE,
-						   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				void *fresh = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 				if (fresh == MAP_FAILED) {
 					r = -errno;
@@ -418,32 +406,15 @@ int main(int argc, char **argv)
 			}
 			}
 			t1 = now_ns();
-			cpu[v][run] = (cpu_now() - c0) / ((double)c.total / 1073741824.0);
-			rss[v][run] = (double)(status_kib("VmHWM") - rss0) / 1024.0;
+			cpu[v][run] = (cpu_now() - c0) / ((double)c.total / (double)GIB);
+			rss[v][run] = (double)(proc_status_kib("VmHWM") - rss0) / 1024.0;
 			mbps[v][run] = (double)c.total / ((double)(t1 - t0) / 1e9) / 1e6;
-			if (r < 0) {
-				fprintf(stderr, "dmaio-bench-model: %s: %s\n", vname[v], strerror(-r));
-				return 1;
-			}
-			if (v == 5) {
+			ms[v][run] = (double)(t1 - t0) / 1e6;
+			if (r < 0)
+				die("%s: %s", vname[v], strerror(-r));
+			if (v == V_LOAD || v == V_INTO) {
 				for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
-					into_bytes[p] += st.path_bytes[p];
-				if (do_verify && run == 0) {
-					int bad;
-
-					run_read(&c, dmap);
-					bad = verify_lib(&c, l, dmap);
-					if (bad) {
-						fprintf(stderr, "dmaio-bench-model: lib:load-into: %d "
-								"tensors differ from pread()\n", bad);
-						rc = 1;
-					}
-				}
-				dmaio_load_free(l);
-			}
-			if (v == 1) {
-				for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
-					path_bytes[p] += st.path_bytes[p];
+					path_bytes[v][p] += st.path_bytes[p];
 				if (do_verify && run == 0) {
 					/* the read variant's result is the reference */
 					int bad;
@@ -451,8 +422,7 @@ int main(int argc, char **argv)
 					run_read(&c, dmap);
 					bad = verify_lib(&c, l, dmap);
 					if (bad) {
-						fprintf(stderr, "dmaio-bench-model: lib:load: %d tensors "
-								"differ from pread()\n", bad);
+						fprintf(stderr, PROG ": %s: %d tensors differ from pread()\n", vname[v], bad);
 						rc = 1;
 					}
 				}
@@ -460,40 +430,56 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	double base = median(mbps[0], runs);
 
-	printf("%-18s %10s %8s %12s %14s\n", "variant", "MB/s", "x base", "CPU s/GiB",
-	       "peak RSS +MiB");
-	for (int v = 0; v < NVAR; v++)
-		printf("%-18s %10.0f %8.2f %12.3f %14.1f\n", vname[v], median(mbps[v], runs),
-		       median(mbps[v], runs) / base, median(cpu[v], runs), median(rss[v], runs));
-	printf("lib:load paths:");
-	uint64_t pt = 0;
+	sec = report_section(&rep, "model");
+	for (int v = 0; v < NVAR; v++) {
+		struct row *w = report_row(&rep, sec, "model");
+		double base = median(mbps[V_BASE], runs);
 
-	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
-		pt += path_bytes[p];
-	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
-		if (path_bytes[p])
-			printf(" %s %.1f%%", dmaio_path_name(p), 100.0 * (double)path_bytes[p] / (double)pt);
-	printf("\n");
-	printf("lib:load-into paths:");
-	pt = 0;
-	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
-		pt += into_bytes[p];
-	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
-		if (into_bytes[p])
-			printf(" %s %.1f%%", dmaio_path_name(p), 100.0 * (double)into_bytes[p] / (double)pt);
-	printf("\n");
-	printf("target lib:load >= 0.90x base: %.2fx %s (new buffers: allocation and first touch "
-	       "inside)\n", median(mbps[1], runs) / base,
-	       median(mbps[1], runs) / base >= 0.90 ? "MET" : "MISSED");
-	printf("target lib:load-into >= 0.90x base: %.2fx %s (buffers the caller has, as the "
-	       "baseline's memory)\n", median(mbps[5], runs) / base,
-	       median(mbps[5], runs) / base >= 0.90 ? "MET" : "MISSED");
+		row_str(w, COL_PROVIDER, "%s", v == V_BASE || v == V_FRESH ? "anonymous" : dmaio_buf_provider(dbuf));
+		row_u64(w, COL_SIZE, c.total);
+		row_str(w, COL_DIR, "read");
+		row_str(w, COL_MODE, "cold");
+		row_str(w, COL_METHOD, "%s", vname[v]);
+		row_runs(w, runs, mbps[v], cpu[v], ms[v]);
+		row_num(w, COL_X_DIRECT, base > 0 ? w->mbps[0] / base : NAN);
+		row_u64(w, COL_COUNT, (uint64_t)c.n);
+		row_residency(w, runs, resid[v], c.resid_how);
+		w->extra = median(rss[v], runs);
+		w->depth = v == V_READ || v == V_MMAP ? 1 : c.depth;
+		if (v == V_LOAD || v == V_INTO) {
+			row_paths(w, path_bytes[v], 0, 0);
+			row_str(w, COL_PATH, "%s", row_main_path(w) ? row_main_path(w) : "-");
+		} else {
+			row_str(w, COL_PATH, "%s", v == V_READ ? "pread" : v == V_MMAP ? "mmap+memcpy" : "uring O_DIRECT");
+		}
+	}
+	report_trailer(&rep, "lib:load paths:%s", paths_str(path_bytes[V_LOAD], pbuf, sizeof(pbuf)));
+	report_trailer(&rep, "lib:load-into paths:%s", paths_str(path_bytes[V_INTO], pbuf, sizeof(pbuf)));
+	report_trailer(&rep, "target verdicts (lib:load, lib:load-into >= 0.90x base): bench/verdict.py %s",
+		       csv ? csv : json ? json : "FILE (the --csv or --json file of this run)");
+	if (fmt == FMT_TEXT)
+		output_text(stdout, &rep);
+	else if ((fmt == FMT_CSV ? output_csv(stdout, &rep) : output_json(stdout, &rep)) < 0)
+		rc = 1;
+	if (csv && output_to_file(csv, FMT_CSV, &rep) < 0) {
+		fprintf(stderr, PROG ": cannot write %s: %s\n", csv, strerror(errno));
+		rc = 1;
+	}
+	if (json && output_to_file(json, FMT_JSON, &rep) < 0) {
+		fprintf(stderr, PROG ": cannot write %s: %s\n", json, strerror(errno));
+		rc = 1;
+	}
 	dmaio_sync_end(dbuf, DMAIO_SYNC_WRITE);
 	dmaio_free(dbuf);
 	dmaio_free(ibuf);
 	free(anon);
 	dmaio_model_close(c.m);
+	report_free(&rep);
+	free(c.reqs);
+	free(c.ti);
+	free(c.fds);
+	free(c.dfds);
+	free(c.lens);
 	return rc;
 }

@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
  * dmaio-bench workloads of the asynchronous API (--tests ranges,files,frames), each measured
- * against a baseline written here, the variants interleaved run by run, medians reported:
+ * against a baseline, the variants interleaved run by run, medians reported:
  *
  *  ranges  COUNT random ranges of SIZE of one cold file, in random order, into one buffer
  *  files   N whole cold files of SIZE into one buffer, each file at its own offset
  *          variants: base:uring-direct (O_DIRECT io_uring into anonymous memory, --depth requests
- *          in flight), lib:sync (dmaio_read_file per range), lib:file (dmaio_file_read per range
- *          of a registered file), lib:queue (dmaio_submit / dmaio_reap, dmaio_queue_new(--depth))
+ *          in flight; baselines.c), lib:sync (dmaio_read_file per range), lib:file
+ *          (dmaio_file_read per range of a registered file), lib:queue (dmaio_submit /
+ *          dmaio_reap, dmaio_queue_new(--depth))
  *  frames  fixed-size frames arriving at a fixed rate into a ring of K buffers, written to one
  *          file at sequential offsets: base:write (write() from anonymous memory), lib:sync
  *          (dmaio_write_file), lib:file (dmaio_file_write), lib:queue (dmaio_submit per frame;
  *          the capture loop never blocks: it waits for the next frame in ppoll() on
  *          dmaio_queue_fd() and reaps with min 0, timeout 0). A frame is dropped when the ring
  *          wraps onto a buffer that is still in flight (not yet saved).
+ *
+ * Latency: ranges/files time every request of the baseline, every call of lib:sync and
+ * lib:file, and submit to reap of every range of lib:queue; frames time submit to completion.
  */
 #include "bench.h"
 
@@ -21,10 +25,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <liburing.h>
 #include <math.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,20 +35,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-
-struct wl_opts wlo = {
-	.nfiles = 64,
-	.file_size = 16 * MIB,
-	.frame_size = 1920 * 1080 * 3 / 2, /* NV12 */
-	.fps = 60,
-	.frames = 300,
-	.ring = 4,
-	.depth = 32,
-	.seed = 1,
-};
-
-/* ------------------------------------------------------------------------------------------- */
-/* state */
 
 enum vkind { V_BASE, V_SYNC, V_FILE, V_QUEUE };
 #define WL_MAX_VARS (1 + 3 * MAX_LBUFS)
@@ -66,12 +54,13 @@ struct res {
 	double mbps[MAX_RUNS];
 	double cpu[MAX_RUNS];      /* CPU s per GiB */
 	double ms[MAX_RUNS];       /* wall time of the variant */
+	double resid[MAX_RUNS];    /* reads: page-cache residency before the run */
+	struct pcts lat[MAX_RUNS]; /* ranges/files: per range or request; frames: per frame, ms */
 	uint64_t path_bytes[DMAIO_PATH_SLOTS];
 	uint64_t fallbacks, unaligned;
 	int err;
 	/* frames */
 	double cpu_frame[MAX_RUNS]; /* CPU ms per frame written */
-	double lat[4][MAX_RUNS];    /* p50, p90, p99, max of the run, ms */
 	double libns[MAX_RUNS];     /* queue: p50 of dmaio_done.ns of the run, ms */
 	uint64_t frames, written, dropped; /* totals over the runs */
 	uint64_t wakeups, empty_reaps;     /* queue: ppoll() saw POLLIN; dmaio_reap() then found nothing */
@@ -87,12 +76,6 @@ struct rng {
 	uint64_t pat;      /* pattern offset of the range's first byte */
 };
 
-struct breq {
-	int fd;
-	uint64_t off, mem_off;
-	uint32_t len;
-};
-
 struct tfile {
 	char *path;
 	int fd;                 /* O_RDWR, page cache */
@@ -106,6 +89,8 @@ struct set {
 	uint64_t count, size;
 	struct tfile *files;    /* the set's files */
 	unsigned nfiles;
+	int *fds;               /* their fds and sizes (make_cold) */
+	uint64_t *lens;
 	struct rng *r;          /* the ranges, in the order they are moved */
 	size_t nr;
 	struct breq *b;         /* the baseline's requests (ranges split at --chunk and 1 GiB) */
@@ -114,224 +99,53 @@ struct set {
 	struct res res[WL_MAX_VARS];
 };
 
-static struct var vars[WL_MAX_VARS];
-static int nvars;
-static struct set sets[WL_MAX_SETS];
-static int nsets;
-
-static struct tfile rfile = { .fd = -1, .dfd = -1 };  /* ranges */
-static struct tfile *mfiles;                         /* files */
-static struct tfile ffile = { .fd = -1, .dfd = -1 };  /* frames */
-
-/* test files to remove on exit, die() and signals: paths stored before the files are created */
-static char *unlink_paths[4096 + 2];
-static volatile sig_atomic_t nunlink;
-
-/* buffers of the read sets: anonymous memory (baseline) and one library buffer per --heap */
+/* buffers: anonymous memory (baseline) and one library buffer per --heap */
 struct lbuf2 {
 	struct dmaio_buf *b;
 	void *map;
 };
-static char *anon;
-static uint64_t rbuf_size;
-static struct lbuf2 lb[MAX_LBUFS];
-static int nlb;
-/* frames: a ring of K slots, one allocation each kind */
-static char *fanon;
-static struct lbuf2 flb[MAX_LBUFS];
-static uint64_t fring_size;
 
-/* one queue for the read sets, one of its own for the frame writer (as an application would
+/* a queue: one for the read sets, one of its own for the frame writer (as an application would
  * have; and the frames do not depend on what the read sets left in a queue) */
 struct wlq {
 	struct dmaio_queue *q;
 	bool broken;
 	char note[160];
 };
-static struct wlq rq, fq;
-static struct io_uring ur;
-static bool ur_ok, ur_fixed;
-static char ur_note[256];
-static double open_us[4096 + 1];   /* dmaio_file_open times */
-static int nopen;
 
-static bool have_reads(void)
+struct wl_state {
+	const struct opts *o;
+	struct report *rep;
+	struct var vars[WL_MAX_VARS];
+	int nvars;
+	struct set sets[WL_MAX_SETS];
+	int nsets;
+	struct tfile rfile;     /* ranges */
+	struct tfile *mfiles;   /* files */
+	struct tfile ffile;     /* frames */
+	/* the read sets' buffers */
+	char *anon;
+	uint64_t rbuf_size;
+	struct lbuf2 lb[MAX_LBUFS];
+	int nlb;
+	/* frames: a ring of K slots, one allocation each kind */
+	char *fanon;
+	struct lbuf2 flb[MAX_LBUFS];
+	uint64_t fring_size;
+	struct wlq rq, fq;
+	struct uring_base ur;
+	char ur_note[256];
+	double *open_us;        /* dmaio_file_open times */
+	int nopen;
+	struct samples lat;     /* one run's latency samples */
+	uint64_t *sub_ns;       /* lib:queue: when each range was submitted */
+	size_t sub_cap;
+	const char *resid_how;
+};
+
+static bool have_reads(const struct opts *o)
 {
-	return wlo.test_ranges || wlo.test_files;
-}
-
-bool wl_enabled(void)
-{
-	return wlo.test_ranges || wlo.test_files || wlo.test_frames;
-}
-
-/* ------------------------------------------------------------------------------------------- */
-/* options */
-
-/* "COUNTxSIZE" */
-static int parse_nx(const char *s, uint64_t *n, uint64_t *size)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end != 'x' || v == 0)
-		return -EINVAL;
-	*n = v;
-	return parse_size(end + 1, size);
-}
-
-static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int wl_option(int id, char *arg)
-{
-	char *tok, *save = NULL;
-	unsigned long v;
-	uint64_t n, size;
-
-	switch (id) {
-	case WL_OPT_RANGES:
-		wlo.nsets = 0;
-		wlo.sets_given = true;
-		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (wlo.nsets == WL_MAX_RANGESETS || parse_nx(tok, &n, &size) || size % 4096 ||
-			    n > (1u << 24)) {
-				fprintf(stderr, PROG ": --ranges takes COUNTxSIZE[,...] (e.g. 4096x64K,512x1M; SIZE a "
-					"multiple of 4K, at most %d sets)\n", WL_MAX_RANGESETS);
-				return -EINVAL;
-			}
-			wlo.set_count[wlo.nsets] = n;
-			wlo.set_size[wlo.nsets] = size;
-			wlo.nsets++;
-		}
-		if (!wlo.nsets) {
-			fprintf(stderr, PROG ": --ranges: no COUNTxSIZE given\n");
-			return -EINVAL;
-		}
-		return 0;
-	case WL_OPT_RANGES_FILE:
-		if (parse_size(arg, &wlo.ranges_file) || wlo.ranges_file % 4096) {
-			fprintf(stderr, PROG ": --ranges-file takes a size, a multiple of 4K\n");
-			return -EINVAL;
-		}
-		return 0;
-	case WL_OPT_FILES:
-		if (parse_nx(arg, &n, &size) || n > 4096 || size % 4096) {
-			fprintf(stderr, PROG ": --files takes NxSIZE (N 1..4096, SIZE a multiple of 4K)\n");
-			return -EINVAL;
-		}
-		wlo.nfiles = (unsigned)n;
-		wlo.file_size = size;
-		wlo.files_given = true;
-		return 0;
-	case WL_OPT_FRAME_SIZE:
-		/* WxH: an NV12 frame (W*H*3/2 bytes); else a size in bytes */
-		if (strchr(arg, 'x')) {
-			uint64_t w, h;
-			char *end;
-
-			errno = 0;
-			w = strtoull(arg, &end, 10);
-			if (errno || end == arg || *end != 'x' || parse_uint(end + 1, 1, 65536, &v) || !w || w > 65536) {
-				fprintf(stderr, PROG ": --frame-size takes WxH (NV12) or a size in bytes\n");
-				return -EINVAL;
-			}
-			h = v;
-			wlo.frame_size = w * h * 3 / 2;
-		} else if (parse_size(arg, &wlo.frame_size) || wlo.frame_size > GIB) {
-			fprintf(stderr, PROG ": --frame-size takes WxH (NV12) or a size up to 1G\n");
-			return -EINVAL;
-		}
-		if (!wlo.frame_size) {
-			fprintf(stderr, PROG ": --frame-size: empty frame\n");
-			return -EINVAL;
-		}
-		return 0;
-	case WL_OPT_FPS:
-		if (parse_uint(arg, 1, 10000, &v)) {
-			fprintf(stderr, PROG ": --fps takes 1..10000\n");
-			return -EINVAL;
-		}
-		wlo.fps = (unsigned)v;
-		return 0;
-	case WL_OPT_FRAMES:
-		if (parse_uint(arg, 1, 10000000, &v)) {
-			fprintf(stderr, PROG ": --frames takes 1..10000000\n");
-			return -EINVAL;
-		}
-		wlo.frames = (unsigned)v;
-		wlo.frames_given = true;
-		return 0;
-	case WL_OPT_RING:
-		if (parse_uint(arg, 1, 64, &v)) {
-			fprintf(stderr, PROG ": --ring takes 1..64\n");
-			return -EINVAL;
-		}
-		wlo.ring = (unsigned)v;
-		return 0;
-	case WL_OPT_DEPTH:
-		if (parse_uint(arg, 1, DMAIO_QUEUE_DEPTH_MAX, &v)) {
-			fprintf(stderr, PROG ": --depth takes 1..%u\n", DMAIO_QUEUE_DEPTH_MAX);
-			return -EINVAL;
-		}
-		wlo.depth = (unsigned)v;
-		return 0;
-	case WL_OPT_SEED:
-		if (parse_uint(arg, 0, ULONG_MAX, &v)) {
-			fprintf(stderr, PROG ": --seed takes a number\n");
-			return -EINVAL;
-		}
-		wlo.seed = v;
-		return 0;
-	case WL_OPT_BASE_MEM:
-		if (strcmp(arg, "anon") && strcmp(arg, "memfd")) {
-			fprintf(stderr, PROG ": --base-mem takes anon or memfd\n");
-			return -EINVAL;
-		}
-		wlo.base_memfd = !strcmp(arg, "memfd");
-		return 0;
-	}
-	return -EINVAL;
-}
-
-void wl_usage(FILE *out)
-{
-	fprintf(out,
-		"\n"
-		"Queue workloads (--tests ranges,files,frames; run only when named): the baseline, lib:sync\n"
-		"(one dmaio_read/write_file per range), lib:file (dmaio_file_read/write on a registered file)\n"
-		"and lib:queue (dmaio_submit/dmaio_reap), interleaved, cold before every read variant:\n"
-		"  --ranges LIST     ranges: COUNTxSIZE[,...] random ranges of one file, random order\n"
-		"                    (default 4096x64K,512x1M; --quick 1024x64K,128x1M)\n"
-		"  --ranges-file SIZE  its file (default twice the largest COUNT x SIZE)\n"
-		"  --files NxSIZE    files: N whole files into one buffer (default 64x16M; --quick 16x16M)\n"
-		"  --depth N         in flight: the O_DIRECT io_uring baseline's requests (of at most --chunk)\n"
-		"                    and dmaio_queue_new()'s depth (default 32)\n"
-		"  --frame-size S    frames: bytes per frame, or WxH for NV12 (default 1920x1080 = 3110400)\n"
-		"  --fps N           frame rate (default 60)\n"
-		"  --frames N        frames per variant and run (default 300; --quick 120)\n"
-		"  --ring K          capture buffers (default 4): a frame whose buffer is still in flight\n"
-		"                    when the ring wraps is dropped\n"
-		"  --seed N          of the random ranges (default 1)\n"
-		"  --base-mem M      the baseline's memory: anon (default; may get THP) or memfd (shmem, the\n"
-		"                    memory behind a udmabuf or memfd buffer)\n"
-		"CSV rows: ranges/files: size_bytes = range/file size, x_uring_direct = x the baseline, ms_* =\n"
-		"wall ms of the variant, count = ranges/files. frames: mode = <fps>fps, x_buffered = x base:write\n"
-		"MB/s, ms_* = CPU ms per frame, count = frames dropped (all runs); frames-latency: mode =\n"
-		"p50/p90/p99/max, ms_* = that percentile of each run (median, min, max over runs; submit to\n"
-		"completion), count = frames written (all runs).\n");
+	return o->test_ranges || o->test_files;
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -346,33 +160,9 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static void *xcalloc(size_t n, size_t size)
+static char *base_alloc(const struct wl_state *w, uint64_t size)
 {
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-static char *anon_alloc(uint64_t size)
-{
-	void *p;
-
-	if (wlo.base_memfd) {
-		int fd = memfd_create("dmaio-bench-base", MFD_CLOEXEC);
-
-		if (fd < 0 || ftruncate(fd, (off_t)size) || fallocate(fd, 0, 0, (off_t)size))
-			die("memfd of %" PRIu64 " MiB: %s", size / MIB, strerror(errno));
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
-	} else {
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	}
-	if (p == MAP_FAILED)
-		die("mmap %" PRIu64 " MiB of anonymous memory: %s", size / MIB, strerror(errno));
-	memset(p, 0, size);
-	return p;
+	return w->o->base_memfd ? mem_memfd(size, true) : mem_anon(size);
 }
 
 static const char *vname(const struct var *v, enum stype t)
@@ -380,6 +170,11 @@ static const char *vname(const struct var *v, enum stype t)
 	if (v->kind == V_BASE)
 		return t == S_FRAMES ? "base:write" : "base:uring-direct";
 	return v->name;
+}
+
+static const char *stype_name(enum stype t)
+{
+	return t == S_RANGES ? "ranges" : t == S_FILES ? "files" : "frames";
 }
 
 static void account(struct res *r, int32_t path, uint64_t done, uint32_t fallbacks, uint64_t unaligned)
@@ -407,36 +202,17 @@ static const char *main_path(const struct var *v, const struct res *r, enum styp
 	return bp >= 0 && dmaio_path_name(bp) ? dmaio_path_name(bp) : "-";
 }
 
-static void add_unlink(char *path)
-{
-	if (nunlink < (sig_atomic_t)(sizeof(unlink_paths) / sizeof(unlink_paths[0]))) {
-		unlink_paths[nunlink] = path;
-		nunlink = nunlink + 1;
-	}
-}
-
-void wl_unlink_files(void)
-{
-	sig_atomic_t i, n = nunlink;
-
-	if (o.keep)
-		return;
-	for (i = 0; i < n; i++)
-		if (unlink_paths[i])
-			unlink(unlink_paths[i]);
-}
-
 /* create a test file of size bytes holding the pattern of [pat, pat + size) */
-static void create_file(struct tfile *f, const char *tag, int idx, uint64_t size, uint64_t pat)
+static void create_file(struct wl_state *w, struct tfile *f, const char *tag, int idx, uint64_t size, uint64_t pat)
 {
 	size_t bl = 8 * MIB;
 	char *tmp;
 	uint64_t off;
 
-	if ((idx >= 0 ? asprintf(&f->path, "%s/dmaio-bench-%s.%d.%d.tmp", o.dir, tag, (int)getpid(), idx) :
-			asprintf(&f->path, "%s/dmaio-bench-%s.%d.tmp", o.dir, tag, (int)getpid())) < 0)
+	if ((idx >= 0 ? asprintf(&f->path, "%s/dmaio-bench-%s.%d.%d.tmp", w->o->dir, tag, (int)getpid(), idx) :
+			asprintf(&f->path, "%s/dmaio-bench-%s.%d.tmp", w->o->dir, tag, (int)getpid())) < 0)
 		die("out of memory");
-	add_unlink(f->path);
+	cleanup_add(f->path);
 	f->fd = open(f->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (f->fd < 0)
 		die("create %s: %s", f->path, strerror(errno));
@@ -444,9 +220,7 @@ static void create_file(struct tfile *f, const char *tag, int idx, uint64_t size
 	f->size = size;
 	if (!size)
 		return;
-	tmp = malloc(bl);
-	if (!tmp)
-		die("out of memory");
+	tmp = xcalloc(1, bl);
 	for (off = 0; off < size; off += bl) {
 		size_t n = (size_t)(size - off < bl ? size - off : bl);
 
@@ -459,22 +233,23 @@ static void create_file(struct tfile *f, const char *tag, int idx, uint64_t size
 		die("fsync %s: %s", f->path, strerror(errno));
 }
 
-static void open_direct_and_register(struct tfile *f)
+static void open_direct_and_register(struct wl_state *w, struct tfile *f)
 {
 	uint64_t t0;
 	int ret;
 
 	f->dfd = open(f->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (f->dfd < 0 && !ur_note[0])
-		snprintf(ur_note, sizeof(ur_note), "O_DIRECT open of %.120s failed (%s): use --dir on a block filesystem",
-			 f->path, strerror(errno));
+	if (f->dfd < 0 && !w->ur_note[0])
+		snprintf(w->ur_note, sizeof(w->ur_note), "O_DIRECT open of %.120s failed (%s): use --dir on a block "
+			 "filesystem", f->path, strerror(errno));
 	t0 = now_ns();
 	ret = dmaio_file_open(NULL, f->fd, 0, &f->df);
-	if (ret == 0 && nopen < (int)(sizeof(open_us) / sizeof(open_us[0])))
-		open_us[nopen++] = (double)(now_ns() - t0) / 1e3;
+	if (ret == 0)
+		w->open_us[w->nopen++] = (double)(now_ns() - t0) / 1e3;
 	if (ret < 0) {
 		f->df = NULL;
-		note("dmaio_file_open(%s): %s (%s): lib:file and lib:queue skipped", f->path, strerror(-ret), errname(ret));
+		report_note(w->rep, "dmaio_file_open(%s): %s (%s): lib:file and lib:queue skipped", f->path,
+			    strerror(-ret), errname(ret));
 	}
 }
 
@@ -503,155 +278,29 @@ static void sync_end(struct dmaio_buf *b, unsigned dir)
 }
 
 /* the memory of a variant's reads, and the library buffer that owns it (NULL: anonymous) */
-static char *var_mem(const struct var *v, struct dmaio_buf **owner, bool frames)
+static char *var_mem(struct wl_state *w, const struct var *v, struct dmaio_buf **owner, bool frames)
 {
 	if (v->kind == V_BASE) {
 		*owner = NULL;
-		return frames ? fanon : anon;
+		return frames ? w->fanon : w->anon;
 	}
-	*owner = frames ? flb[v->h].b : lb[v->h].b;
-	return frames ? flb[v->h].map : lb[v->h].map;
+	*owner = frames ? w->flb[v->h].b : w->lb[v->h].b;
+	return frames ? w->flb[v->h].map : w->lb[v->h].map;
 }
 
-static int cmp_dbl(const void *a, const void *b)
+static int register_anon(struct wl_state *w)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* nearest rank of a sorted array */
-static double pct(const double *sorted, size_t n, double p)
-{
-	size_t k;
-
-	if (!n)
-		return NAN;
-	k = (size_t)ceil(p * (double)n);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return sorted[k - 1];
-}
-
-/* ------------------------------------------------------------------------------------------- */
-/* the O_DIRECT io_uring baseline: reqs with --depth in flight, short reads reissued */
-
-static void prep_req(struct io_uring_sqe *sqe, const struct breq *q, char *mem)
-{
-	if (ur_fixed)
-		io_uring_prep_read_fixed(sqe, q->fd, mem + q->mem_off, q->len, q->off, (int)(q->mem_off / URING_PIECE));
-	else
-		io_uring_prep_read(sqe, q->fd, mem + q->mem_off, q->len, q->off);
-}
-
-static int uring_reads(char *mem, const struct breq *reqs, size_t n)
-{
-	unsigned depth = wlo.depth, nfree = depth, inflight = 0, i;
-	struct breq *sl = xcalloc(depth, sizeof(*sl));
-	unsigned *freel = xcalloc(depth, sizeof(*freel));
-	size_t next = 0;
-	int ret = 0;
-
-	for (i = 0; i < depth; i++)
-		freel[i] = i;
-	while (next < n || inflight) {
-		struct io_uring_cqe *cqe;
-		bool queued = false;
-
-		while (nfree && next < n) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ur);
-			unsigned s;
-
-			if (!sqe)
-				break;
-			s = freel[--nfree];
-			sl[s] = reqs[next++];
-			prep_req(sqe, &sl[s], mem);
-			io_uring_sqe_set_data64(sqe, s);
-			inflight++;
-			queued = true;
-		}
-		if (queued) {
-			ret = io_uring_submit(&ur);
-			if (ret < 0)
-				goto out;
-		}
-		ret = io_uring_wait_cqe(&ur, &cqe);
-		if (ret < 0)
-			goto out;
-		queued = false;
-		do {
-			unsigned s = (unsigned)io_uring_cqe_get_data64(cqe);
-			int r = cqe->res;
-
-			io_uring_cqe_seen(&ur, cqe);
-			inflight--;
-			if (r == -EAGAIN || r == -EINTR || (r > 0 && (uint32_t)r < sl[s].len)) {
-				struct io_uring_sqe *sqe;
-				uint32_t adv = r > 0 ? (uint32_t)r : 0;
-
-				sl[s].off += adv;
-				sl[s].mem_off += adv;
-				sl[s].len -= adv;
-				sqe = io_uring_get_sqe(&ur);
-				if (!sqe) {
-					io_uring_submit(&ur);
-					sqe = io_uring_get_sqe(&ur);
-				}
-				if (!sqe) {
-					ret = -EBUSY;
-					goto out;
-				}
-				prep_req(sqe, &sl[s], mem);
-				io_uring_sqe_set_data64(sqe, s);
-				inflight++;
-				queued = true;
-			} else if (r < 0) {
-				ret = r;
-				goto out;
-			} else if (r == 0) {
-				ret = -ENODATA;
-				goto out;
-			} else {
-				freel[nfree++] = s;
-			}
-		} while (io_uring_peek_cqe(&ur, &cqe) == 0);
-		if (queued) {
-			ret = io_uring_submit(&ur);
-			if (ret < 0)
-				goto out;
-		}
-		ret = 0;
-	}
-out:
-	while (inflight) {
-		struct io_uring_cqe *cqe;
-
-		if (io_uring_wait_cqe(&ur, &cqe) < 0)
-			break;
-		io_uring_cqe_seen(&ur, cqe);
-		inflight--;
-	}
-	free(sl);
-	free(freel);
-	return ret;
-}
-
-static int register_anon(void)
-{
-	unsigned n = (unsigned)((rbuf_size + URING_PIECE - 1) / URING_PIECE), j;
+	unsigned n = (unsigned)((w->rbuf_size + URING_PIECE - 1) / URING_PIECE), j;
 	struct iovec *iov = xcalloc(n, sizeof(*iov));
 	int ret;
 
 	for (j = 0; j < n; j++) {
 		uint64_t off = (uint64_t)j * URING_PIECE;
 
-		iov[j].iov_base = anon + off;
-		iov[j].iov_len = (size_t)(rbuf_size - off < URING_PIECE ? rbuf_size - off : URING_PIECE);
+		iov[j].iov_base = w->anon + off;
+		iov[j].iov_len = (size_t)(w->rbuf_size - off < URING_PIECE ? w->rbuf_size - off : URING_PIECE);
 	}
-	ret = io_uring_register_buffers(&ur, iov, n);
+	ret = ub_register(&w->ur, iov, n);
 	free(iov);
 	return ret;
 }
@@ -660,7 +309,8 @@ static int register_anon(void)
 /* the read variants */
 
 /* the queue: submit as the queue accepts, reap what completed, until every range is back */
-static int queue_reads(struct dmaio_buf *b, struct set *st, size_t n, struct res *rs)
+static int queue_reads(struct wl_state *w, struct dmaio_buf *b, struct set *st, size_t n, struct res *rs,
+		       struct samples *lat)
 {
 	struct dmaio_io ios[64];
 	struct dmaio_done dn[64];
@@ -670,6 +320,7 @@ static int queue_reads(struct dmaio_buf *b, struct set *st, size_t n, struct res
 	while (completed < next || next < n) {
 		if (next < n && !ret) {
 			unsigned k = (unsigned)(n - next < 64 ? n - next : 64);
+			uint64_t t;
 			int s;
 
 			memset(ios, 0, sizeof(ios[0]) * k);
@@ -684,7 +335,11 @@ static int queue_reads(struct dmaio_buf *b, struct set *st, size_t n, struct res
 				ios[i].len = r->len;
 				ios[i].user_data = next + (size_t)i;
 			}
-			s = dmaio_submit(rq.q, ios, k);
+			t = lat ? now_ns() : 0;
+			s = dmaio_submit(w->rq.q, ios, k);
+			if (s > 0 && lat)
+				for (i = 0; i < s; i++)
+					w->sub_ns[next + (size_t)i] = t;
 			if (s > 0)
 				next += (size_t)s;
 			else if (s < 0 && s != -EAGAIN)
@@ -698,12 +353,12 @@ static int queue_reads(struct dmaio_buf *b, struct set *st, size_t n, struct res
 				ret = -EAGAIN;
 			break;
 		}
-		got = dmaio_reap(rq.q, dn, 64, 1, REAP_TIMEOUT_MS);
+		got = dmaio_reap(w->rq.q, dn, 64, 1, REAP_TIMEOUT_MS);
 		if (got < 0) {
 			if (!ret)
 				ret = got;
-			rq.broken = true;
-			snprintf(rq.note, sizeof(rq.note), "dmaio_reap failed (%s) with %zu ranges in flight",
+			w->rq.broken = true;
+			snprintf(w->rq.note, sizeof(w->rq.note), "dmaio_reap failed (%s) with %zu ranges in flight",
 				 errname(got), next - completed);
 			return ret;
 		}
@@ -714,13 +369,15 @@ static int queue_reads(struct dmaio_buf *b, struct set *st, size_t n, struct res
 				/* not a range of this run: the queue returned something it was not given */
 				if (!ret)
 					ret = -EPROTO;
-				note("lib:queue: a completion with user_data %" PRIu64 " that was never submitted",
-				     dn[i].user_data);
+				report_note(w->rep, "lib:queue: a completion with user_data %" PRIu64 " that was never "
+					    "submitted", dn[i].user_data);
 				completed++;
 				continue;
 			}
 			r = &st->r[dn[i].user_data];
 			completed++;
+			if (lat)
+				samples_add(lat, (double)(now_ns() - w->sub_ns[dn[i].user_data]) / 1e6);
 			account(rs, dn[i].path, dn[i].done, dn[i].fallbacks, dn[i].unaligned);
 			if (dn[i].res < 0 && !ret)
 				ret = (int)dn[i].res;
@@ -728,13 +385,15 @@ static int queue_reads(struct dmaio_buf *b, struct set *st, size_t n, struct res
 				ret = -ENODATA;
 		}
 		if (ret && completed < next)
-			dmaio_cancel(rq.q, 0, DMAIO_CANCEL_ALL);
+			dmaio_cancel(w->rq.q, 0, DMAIO_CANCEL_ALL);
 	}
 	return ret;
 }
 
-/* move the first n ranges of the set (all when n is 0) with variant v */
-static int run_read(const struct var *v, struct set *st, size_t n, struct res *rs)
+/* move the first n ranges of the set (all when n is 0) with variant v; lat: each range's (or
+ * the baseline's request's) latency in ms */
+static int run_read(struct wl_state *w, const struct var *v, struct set *st, size_t n, struct res *rs,
+		    struct samples *lat)
 {
 	size_t i;
 
@@ -742,20 +401,24 @@ static int run_read(const struct var *v, struct set *st, size_t n, struct res *r
 		n = st->nr;
 	switch (v->kind) {
 	case V_BASE:
-		return uring_reads(anon, st->b, n == st->nr ? st->nb : (n < st->nb ? n : st->nb));
+		return ub_run(&w->ur, DIR_READ, w->anon, 0, st->b, n == st->nr ? st->nb : (n < st->nb ? n : st->nb),
+			      w->o->depth, false, lat);
 	case V_SYNC:
 	case V_FILE:
 		for (i = 0; i < n; i++) {
 			const struct rng *r = &st->r[i];
 			struct dmaio_xfer x = { 0 };
+			uint64_t t0 = lat ? now_ns() : 0;
 			ssize_t got;
 
 			if (v->kind == V_SYNC)
-				got = dmaio_read_file_ex(lb[v->h].b, r->mem_off, st->files[r->fi].fd, (off_t)r->file_off,
-							 r->len, 0, &x);
+				got = dmaio_read_file_ex(w->lb[v->h].b, r->mem_off, st->files[r->fi].fd,
+							 (off_t)r->file_off, r->len, 0, &x);
 			else
-				got = dmaio_file_read(st->files[r->fi].df, (off_t)r->file_off, lb[v->h].b, r->mem_off,
+				got = dmaio_file_read(st->files[r->fi].df, (off_t)r->file_off, w->lb[v->h].b, r->mem_off,
 						      r->len, 0, &x);
+			if (lat)
+				samples_add(lat, (double)(now_ns() - t0) / 1e6);
 			account(rs, x.path, x.done, x.fallbacks, x.unaligned);
 			if (got < 0)
 				return (int)got;
@@ -764,19 +427,19 @@ static int run_read(const struct var *v, struct set *st, size_t n, struct res *r
 		}
 		return 0;
 	case V_QUEUE:
-		return queue_reads(lb[v->h].b, st, n, rs);
+		return queue_reads(w, w->lb[v->h].b, st, n, rs, lat);
 	}
 	return -EINVAL;
 }
 
-static bool var_can_run(const struct var *v, const struct set *st)
+static bool var_can_run(const struct wl_state *w, const struct var *v, const struct set *st)
 {
 	unsigned i;
 
 	if (v->kind == V_BASE) {
 		if (st->type == S_FRAMES)
 			return true;
-		if (!ur_ok)
+		if (!w->ur.ok)
 			return false;
 		for (i = 0; i < st->nfiles; i++)
 			if (st->files[i].dfd < 0)
@@ -788,7 +451,7 @@ static bool var_can_run(const struct var *v, const struct set *st)
 			if (!st->files[i].df)
 				return false;
 	if (v->kind == V_QUEUE) {
-		const struct wlq *wq = st->type == S_FRAMES ? &fq : &rq;
+		const struct wlq *wq = st->type == S_FRAMES ? &w->fq : &w->rq;
 
 		if (!wq->q || wq->broken)
 			return false;
@@ -796,25 +459,12 @@ static bool var_can_run(const struct var *v, const struct set *st)
 	return true;
 }
 
-static void cold_set(const struct set *st)
-{
-	int fds[4096 + 1];
-	uint64_t lens[4096 + 1];
-	unsigned i;
-
-	for (i = 0; i < st->nfiles; i++) {
-		fds[i] = st->files[i].fd;
-		lens[i] = st->files[i].size;
-	}
-	make_cold_fds(fds, lens, (int)st->nfiles);
-}
-
 /* one pass with the bytes checked: poison, move, compare with the file's pattern */
-static void verify_read(const struct var *v, struct set *st)
+static void verify_read(struct wl_state *w, const struct var *v, struct set *st)
 {
-	struct res *rs = &st->res[v - vars];
+	struct res *rs = &st->res[v - w->vars];
 	struct dmaio_buf *owner;
-	char *mem = var_mem(v, &owner, false);
+	char *mem = var_mem(w, v, &owner, false);
 	uint64_t span = st->count * st->size;
 	size_t i;
 	int ret;
@@ -824,16 +474,15 @@ static void verify_read(const struct var *v, struct set *st)
 		memset(mem, 0xa5, span);
 		sync_end(owner, DMAIO_SYNC_WRITE);
 	}
-	ret = run_read(v, st, 0, NULL);
+	ret = run_read(w, v, st, 0, NULL, NULL);
 	if (ret < 0) {
 		rs->ok = false;
 		snprintf(rs->note, sizeof(rs->note), "failed: %s (%s)", strerror(-ret), errname(ret));
-		fprintf(stderr, PROG ": %s %s: %s\n", st->type == S_RANGES ? "ranges" : "files", vname(v, st->type),
-			rs->note);
+		fprintf(stderr, PROG ": %s %s: %s\n", stype_name(st->type), vname(v, st->type), rs->note);
 		return;
 	}
 	if (!mem) {
-		note("%s: the buffer cannot be mapped: reads not verified", vname(v, st->type));
+		report_note(w->rep, "%s: the buffer cannot be mapped: reads not verified", vname(v, st->type));
 		return;
 	}
 	sync_begin(owner, DMAIO_SYNC_READ);
@@ -845,8 +494,7 @@ static void verify_read(const struct var *v, struct set *st)
 			rs->ok = false;
 			snprintf(rs->note, sizeof(rs->note), "verification failed: range %zu (file %u offset %" PRIu64
 				 "): wrong bytes at pattern offset %" PRId64, i, r->fi, r->file_off, bad);
-			fprintf(stderr, PROG ": %s %s: %s\n", st->type == S_RANGES ? "ranges" : "files",
-				vname(v, st->type), rs->note);
+			fprintf(stderr, PROG ": %s %s: %s\n", stype_name(st->type), vname(v, st->type), rs->note);
 			break;
 		}
 	}
@@ -854,159 +502,164 @@ static void verify_read(const struct var *v, struct set *st)
 }
 
 /* fill mem with bytes of the test files (a kernel copy: the first one into new memory is slow on
- * this host, see prime_buffers() in dmaio-bench.c) */
-static void prime_mem(void *mem, uint64_t len)
+ * this host, see prime_buffers() in workloads-io.c) */
+static void prime_mem(struct wl_state *w, void *mem, uint64_t len)
 {
 	uint64_t done = 0;
 	unsigned i;
 
-	if (rfile.fd >= 0 && done < len) {
-		size_t n = (size_t)(rfile.size < len ? rfile.size : len);
+	if (w->rfile.fd >= 0 && done < len) {
+		size_t n = (size_t)(w->rfile.size < len ? w->rfile.size : len);
 
-		full_pread(rfile.fd, mem, n, 0);
+		full_pread(w->rfile.fd, mem, n, 0);
 		done += n;
 	}
-	for (i = 0; mfiles && i < wlo.nfiles && done < len; i++) {
-		size_t n = (size_t)(mfiles[i].size < len - done ? mfiles[i].size : len - done);
+	for (i = 0; w->mfiles && i < w->o->nfiles && done < len; i++) {
+		size_t n = (size_t)(w->mfiles[i].size < len - done ? w->mfiles[i].size : len - done);
 
-		full_pread(mfiles[i].fd, (char *)mem + done, n, 0);
+		full_pread(w->mfiles[i].fd, (char *)mem + done, n, 0);
 		done += n;
 	}
 }
 
 /* New buffers for the read sets (before each run unless --same-buffers; see fresh_buffers() in
- * dmaio-bench.c): allocated before the old ones are freed, the order alternating; primed and
+ * workloads-io.c): allocated before the old ones are freed, the order alternating; primed and
  * warmed up (registration with the rings) outside the timing. */
-static void alloc_read_bufs(int run)
+static void alloc_read_bufs(struct wl_state *w, int run)
 {
+	const struct opts *o = w->o;
 	struct lbuf2 nb[MAX_LBUFS] = { { 0 } };
 	char *na = NULL;
 	uint64_t avail = mem_available();
 	int i, s, step;
 
-	if (anon && avail && avail < 3 * (uint64_t)(1 + nlb) * rbuf_size) {
+	if (w->anon && avail && avail < 3 * (uint64_t)(1 + w->nlb) * w->rbuf_size) {
 		/* short of memory for both sets at once: free first */
-		if (ur_fixed)
-			io_uring_unregister_buffers(&ur);
-		munmap(anon, rbuf_size);
-		anon = NULL;
-		for (i = 0; i < nlb; i++) {
-			dmaio_free(lb[i].b);
-			lb[i].b = NULL;
-			lb[i].map = NULL;
+		ub_unregister(&w->ur);
+		munmap(w->anon, w->rbuf_size);
+		w->anon = NULL;
+		for (i = 0; i < w->nlb; i++) {
+			dmaio_free(w->lb[i].b);
+			w->lb[i].b = NULL;
+			w->lb[i].map = NULL;
 		}
 	}
 	for (step = 0; step < 2; step++) {
 		if ((step + run) % 2 == 0) {
-			na = anon_alloc(rbuf_size);
+			na = base_alloc(w, w->rbuf_size);
 		} else {
-			for (i = 0; i < nlb; i++) {
-				int ret = alloc_dbuf(i, (size_t)rbuf_size, &nb[i].b, &nb[i].map);
+			for (i = 0; i < w->nlb; i++) {
+				int ret = alloc_dbuf(o->heaps[i], (size_t)w->rbuf_size, &nb[i].b, &nb[i].map);
 
 				if (ret < 0)
-					die("allocate %" PRIu64 " MiB from %s: %s", rbuf_size / MIB, heap_desc(i), strerror(-ret));
-				if (!o.heaps[i] && dmaio_buf_kind(nb[i].b) == DMAIO_BUF_MEMFD && run == 0)
+					die("allocate %" PRIu64 " MiB from %s: %s", w->rbuf_size / MIB, heap_desc(o->heaps[i]),
+					    strerror(-ret));
+				if (!o->heaps[i] && dmaio_buf_kind(nb[i].b) == DMAIO_BUF_MEMFD && run == 0)
 					fprintf(stderr, PROG ": no dma-buf provider on this machine; using a memfd\n");
 			}
 		}
 	}
-	if (anon) {
-		if (ur_fixed)
-			io_uring_unregister_buffers(&ur);
-		munmap(anon, rbuf_size);
+	if (w->anon) {
+		ub_unregister(&w->ur);
+		munmap(w->anon, w->rbuf_size);
 	}
-	anon = na;
-	if (ur_ok) {
-		int ret = register_anon();
+	w->anon = na;
+	if (w->ur.ok) {
+		int ret = register_anon(w);
 
 		if (run == 0 && ret < 0)
-			note("base:uring-direct: registering the buffer failed (%s, RLIMIT_MEMLOCK?): unregistered "
-			     "buffers used", strerror(-ret));
-		ur_fixed = ret == 0;
+			report_note(w->rep, "base:uring-direct: registering the buffer failed (%s, RLIMIT_MEMLOCK?): "
+				    "unregistered buffers used", strerror(-ret));
 	}
-	for (i = 0; i < nlb; i++) {
-		dmaio_free(lb[i].b);
-		lb[i] = nb[i];
+	for (i = 0; i < w->nlb; i++) {
+		dmaio_free(w->lb[i].b);
+		w->lb[i] = nb[i];
 	}
-	prime_mem(anon, rbuf_size);
-	for (i = 0; i < nlb; i++) {
-		if (!lb[i].map)
+	prime_mem(w, w->anon, w->rbuf_size);
+	for (i = 0; i < w->nlb; i++) {
+		if (!w->lb[i].map)
 			continue;
-		sync_begin(lb[i].b, DMAIO_SYNC_WRITE);
-		prime_mem(lb[i].map, rbuf_size);
-		sync_end(lb[i].b, DMAIO_SYNC_WRITE);
+		sync_begin(w->lb[i].b, DMAIO_SYNC_WRITE);
+		prime_mem(w, w->lb[i].map, w->rbuf_size);
+		sync_end(w->lb[i].b, DMAIO_SYNC_WRITE);
 	}
 	/* first-use costs of the new buffers stay out of the timing */
 	if (run > 0)
-		for (s = 0; s < nsets; s++)
-			for (i = 0; i < nvars; i++)
-				if (sets[s].type != S_FRAMES && sets[s].res[i].ok)
-					run_read(&vars[i], &sets[s], wlo.depth, NULL);
+		for (s = 0; s < w->nsets; s++)
+			for (i = 0; i < w->nvars; i++)
+				if (w->sets[s].type != S_FRAMES && w->sets[s].res[i].ok)
+					run_read(w, &w->vars[i], &w->sets[s], o->depth, NULL, NULL);
 }
 
-static void setup_reads(void)
+static void set_files(struct set *st, struct tfile *files, unsigned n)
 {
+	st->files = files;
+	st->nfiles = n;
+	st->fds = xcalloc(n, sizeof(*st->fds));
+	st->lens = xcalloc(n, sizeof(*st->lens));
+}
+
+static void setup_reads(struct wl_state *w)
+{
+	const struct opts *o = w->o;
 	uint64_t maxrs = 0, need, avail, total = 0;
 	struct statfs sfs;
 	int s, k, ret;
 	unsigned i;
 	char sz[32];
 
-	if (wlo.test_ranges) {
-		for (k = 0; k < wlo.nsets; k++)
-			if (wlo.set_count[k] * wlo.set_size[k] > maxrs)
-				maxrs = wlo.set_count[k] * wlo.set_size[k];
-		if (!wlo.ranges_file)
-			wlo.ranges_file = 2 * maxrs;
-		for (k = 0; k < wlo.nsets; k++)
-			if (wlo.ranges_file / wlo.set_size[k] < wlo.set_count[k]) {
-				size_str(sz, sizeof(sz), wlo.set_size[k]);
+	if (o->test_ranges) {
+		for (k = 0; k < o->nsets; k++)
+			if (o->set_count[k] * o->set_size[k] > maxrs)
+				maxrs = o->set_count[k] * o->set_size[k];
+		for (k = 0; k < o->nsets; k++)
+			if (o->ranges_file / o->set_size[k] < o->set_count[k]) {
+				size_str(sz, sizeof(sz), o->set_size[k]);
 				die("--ranges-file: %" PRIu64 " ranges of %s do not fit in a %" PRIu64 " MiB file",
-				    wlo.set_count[k], sz, wlo.ranges_file / MIB);
+				    o->set_count[k], sz, o->ranges_file / MIB);
 			}
-		total += wlo.ranges_file;
-		rbuf_size = maxrs;
+		total += o->ranges_file;
+		w->rbuf_size = maxrs;
 	}
-	if (wlo.test_files) {
-		total += (uint64_t)wlo.nfiles * wlo.file_size;
-		if ((uint64_t)wlo.nfiles * wlo.file_size > rbuf_size)
-			rbuf_size = (uint64_t)wlo.nfiles * wlo.file_size;
+	if (o->test_files) {
+		total += (uint64_t)o->nfiles * o->file_size;
+		if ((uint64_t)o->nfiles * o->file_size > w->rbuf_size)
+			w->rbuf_size = (uint64_t)o->nfiles * o->file_size;
 	}
 	/* memory: the baseline's and each heap's buffer, twice while new ones replace them, and room
 	 * for the page cache */
 	avail = mem_available();
-	need = (uint64_t)(1 + nlb) * rbuf_size * (o.fresh ? 2 : 1) + rbuf_size;
+	need = (uint64_t)(1 + w->nlb) * w->rbuf_size * (o->fresh ? 2 : 1) + w->rbuf_size;
 	if (avail && need > avail * 9 / 10)
 		die("ranges/files: the buffers need about %" PRIu64 " MiB of memory, %" PRIu64 " MiB available "
 		    "(smaller --ranges/--files, or --same-buffers)", need / MIB, avail / MIB);
-	if (statfs(o.dir, &sfs) == 0 && (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize < total + 64 * MIB)
-		die("%s: not enough free space for %" PRIu64 " MiB of test files", o.dir, total / MIB);
+	if (statfs(o->dir, &sfs) == 0 && (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize < total + 64 * MIB)
+		die("%s: not enough free space for %" PRIu64 " MiB of test files", o->dir, total / MIB);
 
 	/* files */
-	if (wlo.test_ranges) {
-		create_file(&rfile, "ranges", -1, wlo.ranges_file, 0);
-		open_direct_and_register(&rfile);
+	if (o->test_ranges) {
+		create_file(w, &w->rfile, "ranges", -1, o->ranges_file, 0);
+		open_direct_and_register(w, &w->rfile);
 	}
-	if (wlo.test_files) {
-		mfiles = xcalloc(wlo.nfiles, sizeof(*mfiles));
-		for (i = 0; i < wlo.nfiles; i++) {
-			create_file(&mfiles[i], "files", (int)i, wlo.file_size, (uint64_t)i * wlo.file_size);
-			open_direct_and_register(&mfiles[i]);
+	if (o->test_files) {
+		w->mfiles = xcalloc(o->nfiles, sizeof(*w->mfiles));
+		for (i = 0; i < o->nfiles; i++) {
+			create_file(w, &w->mfiles[i], "files", (int)i, o->file_size, (uint64_t)i * o->file_size);
+			open_direct_and_register(w, &w->mfiles[i]);
 		}
 	}
 
 	/* the sets: ranges, then the baseline's requests */
-	if (wlo.test_ranges) {
-		for (k = 0; k < wlo.nsets; k++) {
-			struct set *st = &sets[nsets++];
-			uint64_t nslots = wlo.ranges_file / wlo.set_size[k], seed = wlo.seed * 1000003u + (uint64_t)k, j;
+	if (o->test_ranges) {
+		for (k = 0; k < o->nsets; k++) {
+			struct set *st = &w->sets[w->nsets++];
+			uint64_t nslots = o->ranges_file / o->set_size[k], seed = o->seed * 1000003u + (uint64_t)k, j;
 			uint32_t *slot = xcalloc(nslots, sizeof(*slot));
 
 			st->type = S_RANGES;
-			st->count = wlo.set_count[k];
-			st->size = wlo.set_size[k];
-			st->files = &rfile;
-			st->nfiles = 1;
+			st->count = o->set_count[k];
+			st->size = o->set_size[k];
+			set_files(st, &w->rfile, 1);
 			st->nr = st->count;
 			st->r = xcalloc(st->nr, sizeof(*st->r));
 			/* COUNT distinct slots of the file, in random order (partial Fisher-Yates) */
@@ -1027,86 +680,73 @@ static void setup_reads(void)
 			free(slot);
 		}
 	}
-	if (wlo.test_files) {
-		struct set *st = &sets[nsets++];
+	if (o->test_files) {
+		struct set *st = &w->sets[w->nsets++];
 
 		st->type = S_FILES;
-		st->count = wlo.nfiles;
-		st->size = wlo.file_size;
-		st->files = mfiles;
-		st->nfiles = wlo.nfiles;
-		st->nr = wlo.nfiles;
+		st->count = o->nfiles;
+		st->size = o->file_size;
+		set_files(st, w->mfiles, o->nfiles);
+		st->nr = o->nfiles;
 		st->r = xcalloc(st->nr, sizeof(*st->r));
-		for (i = 0; i < wlo.nfiles; i++) {
+		for (i = 0; i < o->nfiles; i++) {
 			st->r[i].fi = i;
 			st->r[i].file_off = 0;
-			st->r[i].mem_off = (uint64_t)i * wlo.file_size;
-			st->r[i].len = wlo.file_size;
-			st->r[i].pat = (uint64_t)i * wlo.file_size;
+			st->r[i].mem_off = (uint64_t)i * o->file_size;
+			st->r[i].len = o->file_size;
+			st->r[i].pat = (uint64_t)i * o->file_size;
 		}
 	}
-	for (s = 0; s < nsets; s++) {
-		struct set *st = &sets[s];
+	for (s = 0; s < w->nsets; s++) {
+		struct set *st = &w->sets[s];
 		size_t cap = 0, j;
 
-		if (st->type == S_FRAMES)
-			continue;
+		for (i = 0; i < st->nfiles; i++) {
+			st->fds[i] = st->files[i].fd;
+			st->lens[i] = st->files[i].size;
+		}
+		if (st->nr > w->sub_cap)
+			w->sub_cap = st->nr;
 		for (j = 0; j < st->nr; j++)
-			cap += (size_t)((st->r[j].len + o.chunk - 1) / o.chunk) + 1;
+			cap += breq_count(st->r[j].mem_off, st->r[j].len, o->chunk);
 		st->b = xcalloc(cap, sizeof(*st->b));
 		for (j = 0; j < st->nr; j++) {
 			const struct rng *r = &st->r[j];
-			uint64_t done = 0;
 
 			st->bytes += r->len;
-			while (done < r->len) {
-				uint64_t mo = r->mem_off + done, len = r->len - done;
-				uint64_t piece_end = (mo / URING_PIECE + 1) * URING_PIECE;
-
-				if (len > o.chunk)
-					len = o.chunk;
-				if (mo + len > piece_end)
-					len = piece_end - mo;
-				st->b[st->nb].fd = st->files[r->fi].dfd;
-				st->b[st->nb].off = r->file_off + done;
-				st->b[st->nb].mem_off = mo;
-				st->b[st->nb].len = (uint32_t)len;
-				st->nb++;
-				done += len;
-			}
+			st->nb += breq_split(st->b + st->nb, st->files[r->fi].dfd, r->file_off, r->mem_off, r->len, o->chunk);
 		}
 	}
+	w->sub_ns = xcalloc(w->sub_cap, sizeof(*w->sub_ns));
 
 	/* the baseline's ring */
-	if (!ur_note[0]) {
-		ret = io_uring_queue_init(wlo.depth < 4 ? 4 : wlo.depth, &ur, 0);
+	if (!w->ur_note[0]) {
+		ret = ub_init(&w->ur, o->depth);
 		if (ret < 0)
-			snprintf(ur_note, sizeof(ur_note), "io_uring unavailable (%s)", strerror(-ret));
-		else
-			ur_ok = true;
+			snprintf(w->ur_note, sizeof(w->ur_note), "io_uring unavailable (%s)", strerror(-ret));
 	}
-	alloc_read_bufs(0);
+	alloc_read_bufs(w, 0);
 
 	/* which variants can run; each checked once (also the warm-up) */
-	for (s = 0; s < nsets; s++) {
-		struct set *st = &sets[s];
+	for (s = 0; s < w->nsets; s++) {
+		struct set *st = &w->sets[s];
 
-		for (k = 0; k < nvars; k++) {
+		for (k = 0; k < w->nvars; k++) {
 			struct res *rs = &st->res[k];
 
-			rs->ok = var_can_run(&vars[k], st);
+			rs->ok = var_can_run(w, &w->vars[k], st);
 			if (!rs->ok) {
-				if (vars[k].kind == V_BASE)
-					snprintf(rs->note, sizeof(rs->note), "%s", ur_note);
-				else if (vars[k].kind == V_QUEUE && (!rq.q || rq.broken))
-					snprintf(rs->note, sizeof(rs->note), "%s", rq.note);
+				if (w->vars[k].kind == V_BASE)
+					snprintf(rs->note, sizeof(rs->note), "%s", w->ur_note);
+				else if (w->vars[k].kind == V_QUEUE && (!w->rq.q || w->rq.broken))
+					snprintf(rs->note, sizeof(rs->note), "%s", w->rq.note);
 				else
 					snprintf(rs->note, sizeof(rs->note), "dmaio_file_open failed");
 				continue;
 			}
-			if (o.verify)
-				verify_read(&vars[k], st);
-			else if (run_read(&vars[k], st, wlo.depth, NULL) < 0)
+			if (o->verify)
+				verify_read(w, &w->vars[k], st);
+			else if (run_read(w, &w->vars[k], st, o->depth, NULL, NULL) < 0)
 				rs->ok = false;
 		}
 	}
@@ -1116,6 +756,7 @@ static void setup_reads(void)
 /* the frame writer */
 
 struct fctx {
+	struct wl_state *w;
 	uint64_t F;
 	unsigned K;
 	uint64_t *sub_ns;       /* per slot: when its write was submitted */
@@ -1145,7 +786,7 @@ static int frames_reap(struct fctx *c, unsigned min, int timeout_ms)
 	uint64_t t;
 	int got, i;
 
-	got = dmaio_reap(fq.q, dn, 64, min, timeout_ms);
+	got = dmaio_reap(c->w->fq.q, dn, 64, min, timeout_ms);
 	if (got < 0)
 		return got;
 	t = now_ns();
@@ -1153,8 +794,8 @@ static int frames_reap(struct fctx *c, unsigned min, int timeout_ms)
 		unsigned s = (unsigned)dn[i].user_data;
 
 		if (dn[i].user_data >= c->K || !c->busy[s] || c->nl >= c->cap) {
-			note("frames lib:queue: a completion with user_data %" PRIu64 " that is not in flight",
-			     dn[i].user_data);
+			report_note(c->w->rep, "frames lib:queue: a completion with user_data %" PRIu64 " that is not "
+				    "in flight", dn[i].user_data);
 			if (!c->err)
 				c->err = -EPROTO;
 			continue;
@@ -1190,43 +831,46 @@ static ssize_t full_write(int fd, const char *p, size_t len)
 }
 
 /* a new empty frames file for the next variant, registered again (outside the timing) */
-static int frames_reset(void)
+static int frames_reset(struct wl_state *w)
 {
+	struct tfile *f = &w->ffile;
 	int ret;
 
-	if (ffile.df)
-		dmaio_file_close(ffile.df);
-	ffile.df = NULL;
-	if (ftruncate(ffile.fd, 0) < 0 || lseek(ffile.fd, 0, SEEK_SET) < 0)
+	if (f->df)
+		dmaio_file_close(f->df);
+	f->df = NULL;
+	if (ftruncate(f->fd, 0) < 0 || lseek(f->fd, 0, SEEK_SET) < 0)
 		return -errno;
-	fsync(ffile.fd);
-	posix_fadvise(ffile.fd, 0, 0, POSIX_FADV_DONTNEED);
-	ret = dmaio_file_open(NULL, ffile.fd, 0, &ffile.df);
+	fsync(f->fd);
+	posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+	ret = dmaio_file_open(NULL, f->fd, 0, &f->df);
 	if (ret < 0)
-		ffile.df = NULL;
+		f->df = NULL;
 	return ret;
 }
 
 /*
- * nframes frames at wlo.fps with variant v. Frame i arrives at t0 + i / fps into slot i % K; it is
+ * nframes frames at --fps with variant v. Frame i arrives at t0 + i / fps into slot i % K; it is
  * dropped when that slot still holds a frame not yet saved. Sync variants write it when they get
  * to it (late when the previous writes took longer than a frame); the queue variant submits it at
  * once. The last step is a fdatasync(). With verify, the file is read back and every frame
  * written compared with its slot.
  */
-static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int run, bool verify)
+static int run_frames(struct wl_state *w, const struct var *v, unsigned nframes, struct res *rs, int run, bool verify)
 {
+	const struct opts *o = w->o;
 	struct fctx c = { 0 };
-	uint64_t period = 1000000000ull / wlo.fps, t0, t1, written = 0, dropped = 0, i;
+	uint64_t period = 1000000000ull / o->fps, t0, t1, written = 0, dropped = 0, i;
 	double c0, c1;
-	struct dmaio_buf *b = v->kind == V_BASE ? NULL : flb[v->h].b;
+	struct dmaio_buf *b = v->kind == V_BASE ? NULL : w->flb[v->h].b;
 	int ret = 0, qfd = -1;
 
-	ret = frames_reset();
+	ret = frames_reset(w);
 	if (ret < 0 && v->kind != V_BASE && v->kind != V_SYNC)
 		return ret;
-	c.F = wlo.frame_size;
-	c.K = wlo.ring;
+	c.w = w;
+	c.F = o->frame_size;
+	c.K = o->ring;
 	c.rs = rs;
 	c.sub_ns = xcalloc(c.K, sizeof(*c.sub_ns));
 	c.busy = xcalloc(c.K, sizeof(*c.busy));
@@ -1236,7 +880,7 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 	c.libns = xcalloc(nframes, sizeof(*c.libns));
 	c.slot_of = xcalloc(nframes, sizeof(*c.slot_of));
 	if (v->kind == V_QUEUE)
-		qfd = dmaio_queue_fd(fq.q);
+		qfd = dmaio_queue_fd(w->fq.q);
 	ret = 0;
 
 	c0 = cpu_now();
@@ -1292,12 +936,12 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 			io.op = DMAIO_OP_WRITE;
 			io.buf = b;
 			io.buf_off = (uint64_t)s * c.F;
-			io.file = ffile.df;
+			io.file = w->ffile.df;
 			io.file_off = (int64_t)off;
 			io.len = c.F;
 			io.user_data = s;
 			c.sub_ns[s] = now_ns();
-			q = dmaio_submit(fq.q, &io, 1);
+			q = dmaio_submit(w->fq.q, &io, 1);
 			if (q == -EAGAIN || q == 0) {
 				dropped++; /* the queue is full; the capture loop does not wait */
 				continue;
@@ -1321,13 +965,13 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 		ts = now_ns();
 		switch (v->kind) {
 		case V_BASE:
-			r = full_write(ffile.fd, fanon + (uint64_t)s * c.F, (size_t)c.F);
+			r = full_write(w->ffile.fd, w->fanon + (uint64_t)s * c.F, (size_t)c.F);
 			break;
 		case V_SYNC:
-			r = dmaio_write_file_ex(b, (size_t)s * c.F, ffile.fd, (off_t)off, (size_t)c.F, 0, &x);
+			r = dmaio_write_file_ex(b, (size_t)s * c.F, w->ffile.fd, (off_t)off, (size_t)c.F, 0, &x);
 			break;
 		case V_FILE:
-			r = dmaio_file_write(ffile.df, (off_t)off, b, (size_t)s * c.F, (size_t)c.F, 0, &x);
+			r = dmaio_file_write(w->ffile.df, (off_t)off, b, (size_t)s * c.F, (size_t)c.F, 0, &x);
 			break;
 		case V_QUEUE:
 			break;
@@ -1352,8 +996,8 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 		int q = frames_reap(&c, 1, REAP_TIMEOUT_MS);
 
 		if (q < 0) {
-			fq.broken = true;
-			snprintf(fq.note, sizeof(fq.note), "dmaio_reap failed (%s) with %u frames in flight",
+			w->fq.broken = true;
+			snprintf(w->fq.note, sizeof(w->fq.note), "dmaio_reap failed (%s) with %u frames in flight",
 				 errname(q), c.nin);
 			if (!ret)
 				ret = q;
@@ -1362,7 +1006,7 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 	}
 	if (!ret && c.err)
 		ret = c.err;
-	if (!ret && fdatasync(ffile.fd) < 0)
+	if (!ret && fdatasync(w->ffile.fd) < 0)
 		ret = -errno;
 	t1 = now_ns();
 	c1 = cpu_now();
@@ -1376,7 +1020,7 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 		for (i = 0; i < written; i++) {
 			int64_t bad;
 
-			if (full_pread(ffile.fd, tmp, (size_t)c.F, i * c.F) != (ssize_t)c.F) {
+			if (full_pread(w->ffile.fd, tmp, (size_t)c.F, i * c.F) != (ssize_t)c.F) {
 				ret = -EIO;
 				break;
 			}
@@ -1392,16 +1036,11 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 		free(tmp);
 	}
 	if (!ret && run >= 0 && rs->ok) {
-		double *sorted = c.lat;
 		int n = rs->n;
 
-		qsort(sorted, c.nl, sizeof(double), cmp_dbl);
-		rs->lat[0][n] = pct(sorted, c.nl, 0.50);
-		rs->lat[1][n] = pct(sorted, c.nl, 0.90);
-		rs->lat[2][n] = pct(sorted, c.nl, 0.99);
-		rs->lat[3][n] = c.nl ? sorted[c.nl - 1] : NAN;
-		qsort(c.libns, c.nlib, sizeof(double), cmp_dbl);
-		rs->libns[n] = pct(c.libns, c.nlib, 0.50);
+		rs->lat[n] = pcts_of(c.lat, c.nl);
+		sort_doubles(c.libns, c.nlib);
+		rs->libns[n] = pct_sorted(c.libns, c.nlib, 0.50);
 		rs->mbps[n] = (double)(written * c.F) * 1000.0 / (double)(t1 - t0);
 		rs->ms[n] = (double)(t1 - t0) / 1e6;
 		rs->cpu[n] = written ? (c1 - c0) / ((double)(written * c.F) / (double)GIB) : NAN;
@@ -1420,59 +1059,61 @@ static int run_frames(const struct var *v, unsigned nframes, struct res *rs, int
 	return ret;
 }
 
-static void setup_frames(void)
+static void setup_frames(struct wl_state *w)
 {
-	struct set *st = &sets[nsets++];
-	uint64_t F = wlo.frame_size, s;
+	const struct opts *o = w->o;
+	struct set *st = &w->sets[w->nsets++];
+	uint64_t F = o->frame_size, s;
 	struct statfs sfs;
 	int k, i;
 
 	st->type = S_FRAMES;
-	st->count = wlo.frames;
+	st->count = o->frames;
 	st->size = F;
-	st->files = &ffile;
+	st->files = &w->ffile;
 	st->nfiles = 1;
-	fring_size = F * wlo.ring;
-	if (statfs(o.dir, &sfs) == 0 && (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize < F * wlo.frames + 64 * MIB)
-		die("%s: not enough free space for %" PRIu64 " MiB of frames", o.dir, F * wlo.frames / MIB);
-	create_file(&ffile, "frames", -1, 0, 0);
-	if (frames_reset() < 0)
-		note("frames: dmaio_file_open of the frames file failed: lib:file and lib:queue skipped");
+	w->fring_size = F * o->ring;
+	if (statfs(o->dir, &sfs) == 0 && (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize < F * o->frames + 64 * MIB)
+		die("%s: not enough free space for %" PRIu64 " MiB of frames", o->dir, F * o->frames / MIB);
+	create_file(w, &w->ffile, "frames", -1, 0, 0);
+	if (frames_reset(w) < 0)
+		report_note(w->rep, "frames: dmaio_file_open of the frames file failed: lib:file and lib:queue skipped");
 	/* the ring: slot s holds the pattern of [s * F, (s + 1) * F) */
-	fanon = anon_alloc(fring_size);
-	for (s = 0; s < wlo.ring; s++)
-		fill_pattern(fanon + s * F, s * F, (size_t)F);
-	for (i = 0; i < nlb; i++) {
-		int ret = alloc_dbuf(i, (size_t)fring_size, &flb[i].b, &flb[i].map);
+	w->fanon = mem_anon(w->fring_size);
+	for (s = 0; s < o->ring; s++)
+		fill_pattern(w->fanon + s * F, s * F, (size_t)F);
+	for (i = 0; i < w->nlb; i++) {
+		int ret = alloc_dbuf(o->heaps[i], (size_t)w->fring_size, &w->flb[i].b, &w->flb[i].map);
 
 		if (ret < 0)
-			die("allocate %" PRIu64 " KiB from %s: %s", fring_size / KIB, heap_desc(i), strerror(-ret));
-		if (flb[i].map) {
-			sync_begin(flb[i].b, DMAIO_SYNC_WRITE);
-			memcpy(flb[i].map, fanon, fring_size);
-			sync_end(flb[i].b, DMAIO_SYNC_WRITE);
+			die("allocate %" PRIu64 " KiB from %s: %s", w->fring_size / KIB, heap_desc(o->heaps[i]),
+			    strerror(-ret));
+		if (w->flb[i].map) {
+			sync_begin(w->flb[i].b, DMAIO_SYNC_WRITE);
+			memcpy(w->flb[i].map, w->fanon, w->fring_size);
+			sync_end(w->flb[i].b, DMAIO_SYNC_WRITE);
 		} else {
-			note("frames: the %s buffer cannot be mapped: its frames hold zeros and are not verified",
-			     dmaio_buf_provider(flb[i].b));
+			report_note(w->rep, "frames: the %s buffer cannot be mapped: its frames hold zeros and are not "
+				    "verified", dmaio_buf_provider(w->flb[i].b));
 		}
 	}
 	/* each variant checked (and warmed up) with a few frames */
-	for (k = 0; k < nvars; k++) {
+	for (k = 0; k < w->nvars; k++) {
 		struct res *rs = &st->res[k];
 		int ret;
 
-		rs->ok = var_can_run(&vars[k], st);
+		rs->ok = var_can_run(w, &w->vars[k], st);
 		if (!rs->ok) {
-			snprintf(rs->note, sizeof(rs->note), "%s", vars[k].kind == V_QUEUE && !fq.q ? fq.note :
+			snprintf(rs->note, sizeof(rs->note), "%s", w->vars[k].kind == V_QUEUE && !w->fq.q ? w->fq.note :
 				 "dmaio_file_open failed");
 			continue;
 		}
-		ret = run_frames(&vars[k], wlo.frames < 2 * wlo.ring ? wlo.frames : 2 * wlo.ring, rs, -1,
-				 o.verify && (vars[k].kind == V_BASE || flb[vars[k].h].map));
+		ret = run_frames(w, &w->vars[k], o->frames < 2 * o->ring ? o->frames : 2 * o->ring, rs, -1,
+				 o->verify && (w->vars[k].kind == V_BASE || w->flb[w->vars[k].h].map));
 		if (ret < 0) {
 			rs->ok = false;
 			snprintf(rs->note, sizeof(rs->note), "failed: %s (%s)", strerror(-ret), errname(ret));
-			fprintf(stderr, PROG ": frames %s: %s\n", vname(&vars[k], S_FRAMES), rs->note);
+			fprintf(stderr, PROG ": frames %s: %s\n", vname(&w->vars[k], S_FRAMES), rs->note);
 		}
 	}
 }
@@ -1480,135 +1121,124 @@ static void setup_frames(void)
 /* ------------------------------------------------------------------------------------------- */
 /* entry points */
 
-void wl_setup(void)
+void wl_setup(struct bench *b)
 {
+	const struct opts *o = &b->o;
+	struct wl_state *w = xcalloc(1, sizeof(*w));
 	struct rlimit rl;
 	int i, ret;
 
-	if (o.quick && !wlo.sets_given) {
-		wlo.nsets = 2;
-		wlo.set_count[0] = 1024;
-		wlo.set_size[0] = 64 * KIB;
-		wlo.set_count[1] = 128;
-		wlo.set_size[1] = MIB;
-	} else if (!wlo.sets_given) {
-		wlo.nsets = 2;
-		wlo.set_count[0] = 4096;
-		wlo.set_size[0] = 64 * KIB;
-		wlo.set_count[1] = 512;
-		wlo.set_size[1] = MIB;
-	}
-	if (o.quick && !wlo.files_given)
-		wlo.nfiles = 16;
-	if (o.quick && !wlo.frames_given)
-		wlo.frames = 120;
-
-	nlb = o.nheaps ? o.nheaps : 1; /* heaps[0] NULL: the default provider */
+	b->wl = w;
+	w->o = o;
+	w->rep = &b->rep;
+	w->rfile.fd = w->rfile.dfd = w->ffile.fd = w->ffile.dfd = -1;
+	w->open_us = xcalloc((size_t)o->nfiles + 2, sizeof(*w->open_us));
+	w->nlb = o->nheaps;
 	/* registered files keep descriptors of their own: room for --files 4096 */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	vars[nvars++] = (struct var){ .kind = V_BASE };
-	snprintf(vars[0].name, sizeof(vars[0].name), "base");
-	for (i = 0; i < nlb; i++) {
+	w->vars[w->nvars++] = (struct var){ .kind = V_BASE };
+	snprintf(w->vars[0].name, sizeof(w->vars[0].name), "base");
+	for (i = 0; i < w->nlb; i++) {
 		static const char *const kn[] = { "", "lib:sync", "lib:file", "lib:queue" };
 		enum vkind k;
 
 		for (k = V_SYNC; k <= V_QUEUE; k++) {
-			struct var *v = &vars[nvars++];
+			struct var *v = &w->vars[w->nvars++];
 
 			v->kind = k;
 			v->h = i;
-			if (nlb > 1) {
-				const char *hn = o.heaps[i] ? o.heaps[i] : "default";
+			if (w->nlb > 1) {
+				const char *hn = o->heaps[i] ? o->heaps[i] : "default";
 				int j, dup = 0;
 
 				for (j = 0; j < i; j++)
-					dup += !strcmp(o.heaps[j] ? o.heaps[j] : "default", hn);
+					dup += !strcmp(o->heaps[j] ? o->heaps[j] : "default", hn);
 				snprintf(v->name, sizeof(v->name), dup ? "%s@%.40s#%d" : "%s@%.40s", kn[k], hn, dup + 1);
-			} else
+			} else {
 				snprintf(v->name, sizeof(v->name), "%s", kn[k]);
+			}
 		}
 	}
 	for (i = 0; i < 2; i++) {
-		struct wlq *wq = i ? &fq : &rq;
+		struct wlq *wq = i ? &w->fq : &w->rq;
 
-		if (i ? !wlo.test_frames : !have_reads())
+		if (i ? !o->test_frames : !have_reads(o))
 			continue;
-		ret = dmaio_queue_new(NULL, wlo.depth, 0, &wq->q);
+		ret = dmaio_queue_new(NULL, o->depth, 0, &wq->q);
 		if (ret < 0) {
 			wq->q = NULL;
 			snprintf(wq->note, sizeof(wq->note), "dmaio_queue_new: %s (%s)", strerror(-ret), errname(ret));
-			note("%s: lib:queue skipped", wq->note);
+			note(b, "%s: lib:queue skipped", wq->note);
 		}
 	}
-	if (have_reads())
-		setup_reads();
-	if (wlo.test_frames)
-		setup_frames();
+	if (have_reads(o))
+		setup_reads(w);
+	if (o->test_frames)
+		setup_frames(w);
 }
 
-void wl_print_header(void)
+void wl_info(struct bench *b)
 {
-	char a[32], b[32], c[32];
-	int s;
+	struct wl_state *w = b->wl;
+	const struct opts *o = &b->o;
+	char a[32], c2[32], c3[32];
+	int s, k;
 
-	for (s = 0; s < nsets; s++) {
-		const struct set *st = &sets[s];
+	for (s = 0; s < w->nsets; s++) {
+		const struct set *st = &w->sets[s];
 
 		size_str(a, sizeof(a), st->size);
 		if (st->type == S_RANGES) {
-			size_str(b, sizeof(b), st->count * st->size);
-			size_str(c, sizeof(c), rfile.size);
-			printf("# ranges: %" PRIu64 " x %s (%s) of one %s file at random %s-aligned offsets, random order "
-			       "(seed %" PRIu64 "), into one buffer\n", st->count, a, b, c, a, wlo.seed);
+			size_str(c2, sizeof(c2), st->count * st->size);
+			size_str(c3, sizeof(c3), w->rfile.size);
+			report_info(&b->rep, "ranges: %" PRIu64 " x %s (%s) of one %s file at random %s-aligned offsets, "
+				    "random order (seed %" PRIu64 "), into one buffer", st->count, a, c2, c3, a, o->seed);
 		} else if (st->type == S_FILES) {
-			size_str(b, sizeof(b), st->count * st->size);
-			printf("# files: %" PRIu64 " files x %s (%s), whole files into one buffer, each at its own offset\n",
-			       st->count, a, b);
+			size_str(c2, sizeof(c2), st->count * st->size);
+			report_info(&b->rep, "files: %" PRIu64 " files x %s (%s), whole files into one buffer, each at its "
+				    "own offset", st->count, a, c2);
 		} else {
-			printf("# frames: %" PRIu64 " frames x %" PRIu64 " B at %u fps from a ring of %u buffers, one file at "
-			       "sequential offsets (a new empty file for each variant), then fdatasync()\n", st->count,
-			       st->size, wlo.fps, wlo.ring);
+			report_info(&b->rep, "frames: %" PRIu64 " frames x %" PRIu64 " B at %u fps from a ring of %u "
+				    "buffers, one file at sequential offsets (a new empty file for each variant), then "
+				    "fdatasync()", st->count, st->size, o->fps, o->ring);
 		}
 	}
-	if (have_reads()) {
-		size_str(a, sizeof(a), o.chunk);
-		for (s = 0; s < nlb; s++)
-			printf("# ranges/files: buffer %" PRIu64 " MiB from %s (%s)\n", rbuf_size / MIB,
-			       lb[s].b ? dmaio_buf_provider(lb[s].b) : heap_desc(s),
-			       lb[s].b && dmaio_buf_kind(lb[s].b) == DMAIO_BUF_MEMFD ? "a memfd, not a dma-buf" : "dma-buf");
-		printf("# base:uring-direct = O_DIRECT io_uring, %s, requests of at most %s, %u in flight, into "
-		       "%s; lib:sync = dmaio_read_file per range; lib:file = dmaio_file_read per range "
-		       "(files registered once, outside the timing); lib:queue = dmaio_submit/dmaio_reap on one "
-		       "dmaio_queue_new(depth %u), made once\n", ur_fixed ? "fixed buffers" : "unregistered buffers",
-		       a, wlo.depth, wlo.base_memfd ? "memfd (shmem) memory" : "anonymous memory", wlo.depth);
-		printf("# cold before every variant: fsync + POSIX_FADV_DONTNEED of each file%s; %s\n",
-		       o.drop_caches && is_root ? " + drop_caches" : "",
-		       o.fresh ? "new buffers for every run" : "the same buffers for every run");
-		if (nopen) {
-			printf("# dmaio_file_open: %.0f us median (min %.0f, max %.0f) over %d files\n",
-			       median(open_us, nopen), vmin(open_us, nopen), vmax(open_us, nopen), nopen);
-		}
+	if (have_reads(o)) {
+		size_str(a, sizeof(a), o->chunk);
+		for (s = 0; s < w->nlb; s++)
+			report_info(&b->rep, "ranges/files: buffer %" PRIu64 " MiB from %s (%s)", w->rbuf_size / MIB,
+				    w->lb[s].b ? dmaio_buf_provider(w->lb[s].b) : heap_desc(o->heaps[s]),
+				    w->lb[s].b && dmaio_buf_kind(w->lb[s].b) == DMAIO_BUF_MEMFD ? "a memfd, not a dma-buf" :
+				    "dma-buf");
+		report_info(&b->rep, "base:uring-direct = O_DIRECT io_uring, %s, requests of at most %s, %u in flight, "
+			    "into %s; lib:sync = dmaio_read_file per range; lib:file = dmaio_file_read per range (files "
+			    "registered once, outside the timing); lib:queue = dmaio_submit/dmaio_reap on one "
+			    "dmaio_queue_new(depth %u), made once", w->ur.fixed ? "fixed buffers" : "unregistered buffers",
+			    a, o->depth, o->base_memfd ? "memfd (shmem) memory" : "anonymous memory", o->depth);
+		report_info(&b->rep, "cold before every variant: fdatasync + POSIX_FADV_DONTNEED of each file, residency "
+			    "checked (cachestat, else mincore; more than 0.1%% cached fails); %s",
+			    o->fresh ? "new buffers for every run" : "the same buffers for every run");
+		if (w->nopen)
+			report_info(&b->rep, "dmaio_file_open: %.0f us median (min %.0f, max %.0f) over %d files",
+				    median(w->open_us, w->nopen), vmin(w->open_us, w->nopen), vmax(w->open_us, w->nopen),
+				    w->nopen);
 	}
-	if (wlo.test_frames)
-		printf("# frames: base:write = write() from anonymous memory; lib:sync = dmaio_write_file; lib:file = "
-		       "dmaio_file_write; lib:queue = dmaio_submit per frame, ppoll(dmaio_queue_fd) until the next "
-		       "frame, dmaio_reap(min 0, timeout 0); latency = submit to completion\n");
-	for (s = 0; s < nsets; s++) {
-		int k;
-
-		for (k = 0; k < nvars; k++)
-			if (!sets[s].res[k].ok)
-				printf("# %s %-18s SKIPPED: %s\n", sets[s].type == S_RANGES ? "ranges" :
-				       sets[s].type == S_FILES ? "files" : "frames", vname(&vars[k], sets[s].type),
-				       sets[s].res[k].note);
-	}
+	if (o->test_frames)
+		report_info(&b->rep, "frames: base:write = write() from anonymous memory; lib:sync = dmaio_write_file; "
+			    "lib:file = dmaio_file_write; lib:queue = dmaio_submit per frame, ppoll(dmaio_queue_fd) "
+			    "until the next frame, dmaio_reap(min 0, timeout 0); latency = submit to completion");
+	for (s = 0; s < w->nsets; s++)
+		for (k = 0; k < w->nvars; k++)
+			if (!w->sets[s].res[k].ok)
+				report_info(&b->rep, "%s %-18s SKIPPED: %s", stype_name(w->sets[s].type),
+					    vname(&w->vars[k], w->sets[s].type), w->sets[s].res[k].note);
 }
 
 /* after a queue variant: everything submitted came back, every byte counted */
-static void check_progress(const struct wlq *wq, const char *what)
+static void check_progress(struct wl_state *w, const struct wlq *wq, const char *what)
 {
 	struct dmaio_progress p;
 	int ret;
@@ -1617,67 +1247,73 @@ static void check_progress(const struct wlq *wq, const char *what)
 		return;
 	ret = dmaio_queue_progress(wq->q, &p);
 	if (ret < 0)
-		note("%s: dmaio_queue_progress: %s", what, strerror(-ret));
+		report_note(w->rep, "%s: dmaio_queue_progress: %s", what, strerror(-ret));
 	else if (p.submitted != p.completed || p.completed != p.reaped || p.bytes_done != p.bytes_total ||
 		 p.cancelled)
-		note("%s: dmaio_queue_progress after the run: submitted %" PRIu64 ", completed %" PRIu64 ", reaped %"
-		     PRIu64 ", cancelled %" PRIu64 ", bytes %" PRIu64 " of %" PRIu64, what, p.submitted, p.completed,
-		     p.reaped, p.cancelled, p.bytes_done, p.bytes_total);
+		report_note(w->rep, "%s: dmaio_queue_progress after the run: submitted %" PRIu64 ", completed %" PRIu64
+			    ", reaped %" PRIu64 ", cancelled %" PRIu64 ", bytes %" PRIu64 " of %" PRIu64, what,
+			    p.submitted, p.completed, p.reaped, p.cancelled, p.bytes_done, p.bytes_total);
 }
 
-void wl_run(void)
+void wl_run(struct bench *b)
 {
+	struct wl_state *w = b->wl;
+	const struct opts *o = &b->o;
 	bool tty = interactive(STDERR_FILENO);
 	int r, s, kk, k;
 
-	for (r = 0; r < o.runs; r++) {
-		if (r > 0 && o.fresh && have_reads())
-			alloc_read_bufs(r);
-		for (s = 0; s < nsets; s++) {
-			struct set *st = &sets[s];
+	for (r = 0; r < o->runs; r++) {
+		if (r > 0 && o->fresh && have_reads(o))
+			alloc_read_bufs(w, r);
+		for (s = 0; s < w->nsets; s++) {
+			struct set *st = &w->sets[s];
 
 			if (tty)
-				fprintf(stderr, "\r\033[K" PROG ": %s run %d/%d", st->type == S_RANGES ? "ranges" :
-					st->type == S_FILES ? "files" : "frames", r + 1, o.runs);
+				fprintf(stderr, "\r\033[K" PROG ": %s run %d/%d", stype_name(st->type), r + 1, o->runs);
 			/* alternate the order of the variants between runs */
-			for (kk = 0; kk < nvars; kk++) {
+			for (kk = 0; kk < w->nvars; kk++) {
+				const struct var *v;
 				struct res *rs;
 				uint64_t t0, t1;
-				double c0, c1;
+				double c0, c1, resid;
 				int ret;
 
-				k = r % 2 ? nvars - 1 - kk : kk;
+				k = r % 2 ? w->nvars - 1 - kk : kk;
+				v = &w->vars[k];
 				rs = &st->res[k];
-				if (!rs->ok || rs->err || (vars[k].kind == V_QUEUE && !var_can_run(&vars[k], st)))
+				if (!rs->ok || rs->err || (v->kind == V_QUEUE && !var_can_run(w, v, st)))
 					continue;
 				if (st->type == S_FRAMES) {
-					ret = run_frames(&vars[k], wlo.frames, rs, r, o.verify && r == 0 &&
-							 (vars[k].kind == V_BASE || flb[vars[k].h].map));
+					ret = run_frames(w, v, o->frames, rs, r, o->verify && r == 0 &&
+							 (v->kind == V_BASE || w->flb[v->h].map));
 					if (ret < 0) {
 						rs->err = ret;
-						note("frames %s: %s", vname(&vars[k], S_FRAMES), strerror(-ret));
-					} else if (vars[k].kind == V_QUEUE) {
-						check_progress(&fq, "frames lib:queue");
+						note(b, "frames %s: %s", vname(v, S_FRAMES), strerror(-ret));
+					} else if (v->kind == V_QUEUE) {
+						check_progress(w, &w->fq, "frames lib:queue");
 					}
 					continue;
 				}
-				cold_set(st);
+				resid = make_cold(st->fds, st->lens, (int)st->nfiles, &w->resid_how);
+				w->lat.n = 0;
+				samples_reserve(&w->lat, st->nr + st->nb);
 				c0 = cpu_now();
 				t0 = now_ns();
-				ret = run_read(&vars[k], st, 0, rs);
+				ret = run_read(w, v, st, 0, rs, &w->lat);
 				t1 = now_ns();
 				c1 = cpu_now();
 				if (ret < 0) {
 					rs->err = ret;
-					note("%s %s: %s", st->type == S_RANGES ? "ranges" : "files", vname(&vars[k], st->type),
-					     strerror(-ret));
+					note(b, "%s %s: %s", stype_name(st->type), vname(v, st->type), strerror(-ret));
 					continue;
 				}
-				if (vars[k].kind == V_QUEUE)
-					check_progress(&rq, "ranges/files lib:queue");
+				if (v->kind == V_QUEUE)
+					check_progress(w, &w->rq, "ranges/files lib:queue");
 				rs->mbps[rs->n] = (double)st->bytes * 1000.0 / (double)(t1 - t0);
 				rs->cpu[rs->n] = (c1 - c0) / ((double)st->bytes / (double)GIB);
 				rs->ms[rs->n] = (double)(t1 - t0) / 1e6;
+				rs->resid[rs->n] = resid;
+				rs->lat[rs->n] = pcts_of(w->lat.v, w->lat.n);
 				rs->n++;
 			}
 		}
@@ -1686,168 +1322,197 @@ void wl_run(void)
 		fprintf(stderr, "\r\033[K");
 }
 
-static const char *res_provider(const struct var *v, bool frames)
+static const char *res_provider(const struct wl_state *w, const struct var *v, bool frames)
 {
 	if (v->kind == V_BASE)
 		return "anonymous";
 	if (frames)
-		return flb[v->h].b ? dmaio_buf_provider(flb[v->h].b) : heap_desc(v->h);
-	return lb[v->h].b ? dmaio_buf_provider(lb[v->h].b) : heap_desc(v->h);
+		return w->flb[v->h].b ? dmaio_buf_provider(w->flb[v->h].b) : heap_desc(w->o->heaps[v->h]);
+	return w->lb[v->h].b ? dmaio_buf_provider(w->lb[v->h].b) : heap_desc(w->o->heaps[v->h]);
 }
 
-static void print_reads(const struct set *st, FILE *csv)
+/* the columns every row of a variant has: method, provider, status, jobs, depth */
+static struct row *var_row(struct bench *b, int sec, const struct set *st, const struct var *v, const struct res *rs,
+			   const char *test)
 {
+	struct wl_state *w = b->wl;
+	struct row *x = report_row(&b->rep, sec, test);
+
+	row_str(x, COL_PROVIDER, "%s", res_provider(w, v, st->type == S_FRAMES));
+	row_u64(x, COL_SIZE, st->size);
+	row_str(x, COL_METHOD, "%s", vname(v, st->type));
+	x->depth = v->kind == V_QUEUE || (v->kind == V_BASE && st->type != S_FRAMES) ? b->o.depth : 1;
+	if (!rs->ok) {
+		x->status = ROW_SKIPPED;
+		snprintf(x->note, sizeof(x->note), "%s", rs->note);
+	} else if (!rs->n) {
+		x->status = ROW_FAILED;
+		snprintf(x->note, sizeof(x->note), "%s", rs->err ? strerror(-rs->err) : "no result");
+	}
+	return x;
+}
+
+static void report_reads(struct bench *b, const struct set *st)
+{
+	struct wl_state *w = b->wl;
 	const struct res *base = &st->res[0];
 	double bm = base->n ? median(base->mbps, base->n) : NAN;
-	const char *test = st->type == S_RANGES ? "ranges" : "files";
-	char a[32], b[32];
-	int k;
+	const char *test = stype_name(st->type);
+	int sec = report_section(&b->rep, test), k;
+	char a[32], c2[32];
 
 	size_str(a, sizeof(a), st->size);
-	size_str(b, sizeof(b), st->count * st->size);
+	size_str(c2, sizeof(c2), st->count * st->size);
 	if (st->type == S_RANGES)
-		printf("\nmany ranges: %" PRIu64 " x %s (%s) random ranges of one cold file, random order; "
-		       "medians of %d runs\n", st->count, a, b, o.runs);
+		section_title(&b->rep, sec, "many ranges: %" PRIu64 " x %s (%s) random ranges of one cold file, random "
+			      "order; medians of %d runs", st->count, a, c2, b->o.runs);
 	else
-		printf("\nmany files: %" PRIu64 " cold files x %s (%s), whole files into one buffer; medians of %d runs\n",
-		       st->count, a, b, o.runs);
-	printf("%-20s %-16s %8s %8s %8s %9s %7s %9s  %s\n", "method", "path", "MB/s", "min", "max", "CPU s/GiB",
-	       "x base", "ms", "fallbacks, unaligned bytes (all runs)");
-	for (k = 0; k < nvars; k++) {
-		const struct var *v = &vars[k];
+		section_title(&b->rep, sec, "many files: %" PRIu64 " cold files x %s (%s), whole files into one buffer; "
+			      "medians of %d runs", st->count, a, c2, b->o.runs);
+	for (k = 0; k < w->nvars; k++) {
+		const struct var *v = &w->vars[k];
 		const struct res *rs = &st->res[k];
-		double mb, cpu, ms;
-		char x[16];
+		struct row *x = var_row(b, sec, st, v, rs, test);
 
-		if (!rs->ok) {
-			printf("%-20s skipped: %s\n", vname(v, st->type), rs->note);
+		if (x->status != ROW_OK)
 			continue;
-		}
-		if (!rs->n) {
-			printf("%-20s %s\n", vname(v, st->type), rs->err ? strerror(-rs->err) : "no result");
-			continue;
-		}
-		mb = median(rs->mbps, rs->n);
-		cpu = median(rs->cpu, rs->n);
-		ms = median(rs->ms, rs->n);
-		fmt_ratio(x, sizeof(x), mb, bm);
-		printf("%-20s %-16s %8.0f %8.0f %8.0f %9.3f %7s %9.1f", vname(v, st->type), main_path(v, rs, st->type), mb,
-		       vmin(rs->mbps, rs->n), vmax(rs->mbps, rs->n), cpu, x, ms);
+		row_str(x, COL_DIR, "read");
+		row_str(x, COL_MODE, "cold");
+		row_str(x, COL_PATH, "%s", main_path(v, rs, st->type));
+		row_runs(x, rs->n, rs->mbps, rs->cpu, rs->ms);
+		row_num(x, COL_X_DIRECT, isnan(bm) || bm <= 0 ? NAN : x->mbps[0] / bm);
+		row_u64(x, COL_COUNT, st->count);
+		row_latency(x, rs->n, rs->lat, v->kind == V_BASE ? "request" : "range");
+		row_residency(x, rs->n, rs->resid, w->resid_how);
 		if (v->kind != V_BASE)
-			printf("  %" PRIu64 ", %" PRIu64, rs->fallbacks, rs->unaligned);
-		printf("\n");
-		if (csv)
-			fprintf(csv, "%s,%s,%" PRIu64 ",read,cold,%s,%s,%d,%.1f,%.1f,%.1f,%.4f,%s,,,%.3f,%.3f,%.3f,%" PRIu64 "\n",
-				test, res_provider(v, false), st->size, vname(v, st->type), main_path(v, rs, st->type),
-				rs->n, mb, vmin(rs->mbps, rs->n), vmax(rs->mbps, rs->n), cpu, x, ms, vmin(rs->ms, rs->n),
-				vmax(rs->ms, rs->n), st->count);
+			row_paths(x, rs->path_bytes, rs->fallbacks, rs->unaligned);
 	}
 }
 
-static void print_frames(const struct set *st, FILE *csv)
+static void report_frames(struct bench *b, const struct set *st)
 {
 	static const char *const pn[4] = { "p50", "p90", "p99", "max" };
+	struct wl_state *w = b->wl;
+	const struct opts *o = &b->o;
 	const struct res *base = &st->res[0];
 	double bm = base->n ? median(base->mbps, base->n) : NAN;
-	int k, p;
+	int sec = report_section(&b->rep, "frames"), k, p, i;
 
-	printf("\nframe writer: %" PRIu64 " frames x %" PRIu64 " B at %u fps, ring of %u buffers, one file; medians of "
-	       "%d runs\n", st->count, st->size, wlo.fps, wlo.ring, o.runs);
-	printf("  latency ms = submit to completion: each run's percentile, median over the runs; max = over all "
-	       "runs; MB/s = bytes written / (frames / fps, or longer when the last write and the final "
-	       "fdatasync() end later)\n");
-	printf("%-20s %-16s %7s %8s %9s %7s %7s %7s %8s %13s %6s  %s\n", "method", "path", "MB/s", "CPU ms/f",
-	       "CPU s/GiB", "p50", "p90", "p99", "max", "dropped", "x base", "fallbacks, unaligned bytes (all runs)");
-	for (k = 0; k < nvars; k++) {
-		const struct var *v = &vars[k];
+	section_title(&b->rep, sec, "frame writer: %" PRIu64 " frames x %" PRIu64 " B at %u fps, ring of %u buffers, "
+		      "one file; medians of %d runs", st->count, st->size, o->fps, o->ring, o->runs);
+	section_title(&b->rep, sec, "  latency ms = submit to completion: each run's percentile, median over the "
+		      "runs; max = over all runs; MB/s = bytes written / (frames / fps, or longer when the last write "
+		      "and the final fdatasync() end later)");
+	for (k = 0; k < w->nvars; k++) {
+		const struct var *v = &w->vars[k];
 		const struct res *rs = &st->res[k];
-		double mb, lat[4];
-		char x[16], drop[32];
+		struct row *x = var_row(b, sec, st, v, rs, "frames");
+		double lat[4][MAX_RUNS];
 
-		if (!rs->ok) {
-			printf("%-20s skipped: %s\n", vname(v, S_FRAMES), rs->note);
+		if (x->status != ROW_OK)
 			continue;
-		}
-		if (!rs->n) {
-			printf("%-20s %s\n", vname(v, S_FRAMES), rs->err ? strerror(-rs->err) : "no result");
-			continue;
-		}
-		mb = median(rs->mbps, rs->n);
-		for (p = 0; p < 3; p++)
-			lat[p] = median(rs->lat[p], rs->n);
-		lat[3] = vmax(rs->lat[3], rs->n);
-		fmt_ratio(x, sizeof(x), mb, bm);
-		snprintf(drop, sizeof(drop), "%" PRIu64 "/%" PRIu64, rs->dropped, rs->frames);
-		printf("%-20s %-16s %7.1f %8.3f %9.3f %7.2f %7.2f %7.2f %8.2f %13s %6s", vname(v, S_FRAMES),
-		       main_path(v, rs, S_FRAMES), mb, median(rs->cpu_frame, rs->n), median(rs->cpu, rs->n), lat[0],
-		       lat[1], lat[2], lat[3], drop, x);
+		row_str(x, COL_DIR, "write");
+		row_str(x, COL_MODE, "%ufps", o->fps);
+		row_str(x, COL_PATH, "%s", main_path(v, rs, S_FRAMES));
+		row_runs(x, rs->n, rs->mbps, rs->cpu, rs->cpu_frame);
+		x->ms_decimals = 4;
+		row_num(x, COL_X_BUFFERED, isnan(bm) || bm <= 0 ? NAN : x->mbps[0] / bm);
+		row_u64(x, COL_COUNT, rs->dropped);
+		x->extra = median(rs->cpu_frame, rs->n);
+		row_latency(x, rs->n, rs->lat, "frame");
+		x->frames = rs->frames;
+		x->written = rs->written;
+		x->dropped = rs->dropped;
 		if (v->kind != V_BASE)
-			printf("  %" PRIu64 ", %" PRIu64, rs->fallbacks, rs->unaligned);
-		if (v->kind == V_QUEUE)
-			printf("  (dmaio_done.ns p50 %.2f ms; %.1f fd wake-ups per frame, %.0f%% with nothing to reap)",
-			       median(rs->libns, rs->n), rs->frames ? (double)rs->wakeups / (double)rs->frames : 0.0,
-			       rs->wakeups ? 100.0 * (double)rs->empty_reaps / (double)rs->wakeups : 0.0);
-		printf("\n");
-		if (!csv)
-			continue;
-		fprintf(csv, "frames,%s,%" PRIu64 ",write,%ufps,%s,%s,%d,%.1f,%.1f,%.1f,%.4f,,%s,,%.4f,%.4f,%.4f,%" PRIu64 "\n",
-			res_provider(v, true), st->size, wlo.fps, vname(v, S_FRAMES), main_path(v, rs, S_FRAMES), rs->n, mb,
-			vmin(rs->mbps, rs->n), vmax(rs->mbps, rs->n), median(rs->cpu, rs->n), x,
-			median(rs->cpu_frame, rs->n), vmin(rs->cpu_frame, rs->n), vmax(rs->cpu_frame, rs->n), rs->dropped);
-		for (p = 0; p < 4; p++)
-			fprintf(csv, "frames-latency,%s,%" PRIu64 ",write,%s,%s,%s,%d,,,,,,,,%.4f,%.4f,%.4f,%" PRIu64 "\n",
-				res_provider(v, true), st->size, pn[p], vname(v, S_FRAMES), main_path(v, rs, S_FRAMES), rs->n,
-				median(rs->lat[p], rs->n), vmin(rs->lat[p], rs->n), vmax(rs->lat[p], rs->n), rs->written);
+			row_paths(x, rs->path_bytes, rs->fallbacks, rs->unaligned);
+		if (v->kind == V_QUEUE) {
+			x->queue_stats = true;
+			x->libns_p50 = median(rs->libns, rs->n);
+			x->wakeups = rs->wakeups;
+			x->empty_reaps = rs->empty_reaps;
+		}
+		for (i = 0; i < rs->n; i++)
+			for (p = 0; p < 4; p++)
+				lat[p][i] = pcts_get(&rs->lat[i], p);
+		for (p = 0; p < 4; p++) {
+			struct row *y = report_row(&b->rep, sec, "frames-latency");
+
+			y->csv_only = true;
+			row_str(y, COL_PROVIDER, "%s", res_provider(w, v, true));
+			row_u64(y, COL_SIZE, st->size);
+			row_str(y, COL_DIR, "write");
+			row_str(y, COL_MODE, "%s", pn[p]);
+			row_str(y, COL_METHOD, "%s", vname(v, S_FRAMES));
+			row_str(y, COL_PATH, "%s", main_path(v, rs, S_FRAMES));
+			row_runs(y, rs->n, NULL, NULL, lat[p]);
+			y->ms_decimals = 4;
+			row_u64(y, COL_COUNT, rs->written);
+		}
 	}
 }
 
-void wl_print(FILE *csv)
+void wl_report(struct bench *b)
 {
-	int s;
+	struct wl_state *w = b->wl;
 
-	for (s = 0; s < nsets; s++) {
-		if (sets[s].type == S_FRAMES)
-			print_frames(&sets[s], csv);
+	for (int s = 0; s < w->nsets; s++) {
+		if (w->sets[s].type == S_FRAMES)
+			report_frames(b, &w->sets[s]);
 		else
-			print_reads(&sets[s], csv);
+			report_reads(b, &w->sets[s]);
 	}
-	if (rq.broken)
-		note("lib:queue (ranges/files): %s; later queue runs skipped", rq.note);
-	if (fq.broken)
-		note("lib:queue (frames): %s; later queue runs skipped", fq.note);
+	if (w->rq.broken)
+		note(b, "lib:queue (ranges/files): %s; later queue runs skipped", w->rq.note);
+	if (w->fq.broken)
+		note(b, "lib:queue (frames): %s; later queue runs skipped", w->fq.note);
 }
 
-void wl_cleanup(void)
+void wl_free(struct bench *b)
 {
+	struct wl_state *w = b->wl;
 	unsigned i;
 	int s;
 
-	if (!wl_enabled())
+	if (!w)
 		return;
-	close_tfile(&rfile);
-	close_tfile(&ffile);
-	for (i = 0; mfiles && i < wlo.nfiles; i++)
-		close_tfile(&mfiles[i]);
-	dmaio_queue_free(rq.q);
-	dmaio_queue_free(fq.q);
-	rq.q = fq.q = NULL;
-	for (i = 0; i < (unsigned)nlb; i++) {
-		dmaio_free(lb[i].b);
-		dmaio_free(flb[i].b);
-		lb[i].b = flb[i].b = NULL;
+	close_tfile(&w->rfile);
+	close_tfile(&w->ffile);
+	for (i = 0; w->mfiles && i < w->o->nfiles; i++)
+		close_tfile(&w->mfiles[i]);
+	dmaio_queue_free(w->rq.q);
+	dmaio_queue_free(w->fq.q);
+	for (i = 0; i < (unsigned)w->nlb; i++) {
+		dmaio_free(w->lb[i].b);
+		dmaio_free(w->flb[i].b);
 	}
-	if (ur_ok)
-		io_uring_queue_exit(&ur);
-	ur_ok = false;
-	if (anon)
-		munmap(anon, rbuf_size);
-	if (fanon)
-		munmap(fanon, fring_size);
-	anon = fanon = NULL;
-	wl_unlink_files();
-	for (s = 0; s < nsets; s++) {
-		free(sets[s].r);
-		free(sets[s].b);
+	ub_exit(&w->ur);
+	if (w->anon)
+		munmap(w->anon, w->rbuf_size);
+	if (w->fanon)
+		munmap(w->fanon, w->fring_size);
+	if (!b->o.keep) {
+		if (w->rfile.path)
+			unlink(w->rfile.path);
+		if (w->ffile.path)
+			unlink(w->ffile.path);
+		for (i = 0; w->mfiles && i < w->o->nfiles; i++)
+			if (w->mfiles[i].path)
+				unlink(w->mfiles[i].path);
 	}
-	nsets = 0;
+	free(w->rfile.path);
+	free(w->ffile.path);
+	for (i = 0; w->mfiles && i < w->o->nfiles; i++)
+		free(w->mfiles[i].path);
+	free(w->mfiles);
+	for (s = 0; s < w->nsets; s++) {
+		free(w->sets[s].r);
+		free(w->sets[s].b);
+		free(w->sets[s].fds);
+		free(w->sets[s].lens);
+	}
+	samples_free(&w->lat);
+	free(w->sub_ns);
+	free(w->open_us);
+	free(w);
+	b->wl = NULL;
 }
