@@ -23,6 +23,8 @@ static void config(struct bench *b)
 
 	report_cfg_num(r, "runs", "%d", o->runs);
 	report_cfg_str(r, "dir", "%s", o->dir);
+	if (o->device)
+		report_cfg_str(r, "device", "%s", o->device);
 	list[0] = '\0';
 	for (i = 0; i < o->nheaps; i++)
 		l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", i ? "," : "", o->heaps[i] ? o->heaps[i] : "default");

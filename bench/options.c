@@ -24,6 +24,9 @@ static void usage(FILE *out)
 		"Measure libdmaio's data paths against baselines, allocation per provider and mapping.\n"
 		"\n"
 		"  --dir DIR         directory of the test file (default: .); a block filesystem for O_DIRECT\n"
+		"  --device DEV      the io test on this block device instead of a file in DIR: its first\n"
+		"                    bytes (the largest size) are OVERWRITTEN with the pattern (e.g. a raw\n"
+		"                    NVMe namespace, where the proposed io_uring dma-buf path can serve)\n"
 		"  --heap H[,H...]   provider(s) of the I/O buffers (default: the best dma-buf provider, else\n"
 		"                    memfd); several: one buffer each, measured side by side on one file\n"
 		"  --path P[,P...]   library paths to measure (default: auto and every path that can serve):\n"
@@ -159,10 +162,11 @@ int opts_parse(struct opts *o, int argc, char **argv)
 {
 	enum { OPT_SIZES = 256, OPT_DIRS, OPT_MODES, OPT_RUNS, OPT_TESTS, OPT_ALLOC, OPT_MMAPSZ, OPT_CHUNK, OPT_QD,
 	       OPT_NODROP, OPT_NOVERIFY, OPT_CSV, OPT_JSON, OPT_FORMAT, OPT_PLOT, OPT_QUICK, OPT_KEEP, OPT_SAME,
-	       OPT_DIR, OPT_HEAP, OPT_PATH, OPT_JOBS, OPT_VERSION, OPT_RANGES, OPT_RANGES_FILE, OPT_FILES,
+	       OPT_DIR, OPT_DEVICE, OPT_HEAP, OPT_PATH, OPT_JOBS, OPT_VERSION, OPT_RANGES, OPT_RANGES_FILE, OPT_FILES,
 	       OPT_FRAME_SIZE, OPT_FPS, OPT_FRAMES, OPT_RING, OPT_DEPTH, OPT_SEED, OPT_BASE_MEM };
 	static const struct option lopts[] = {
 		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "heap", required_argument, NULL, OPT_HEAP },
 		{ "path", required_argument, NULL, OPT_PATH },
 		{ "sizes", required_argument, NULL, OPT_SIZES },
@@ -233,6 +237,9 @@ int opts_parse(struct opts *o, int argc, char **argv)
 		switch (c) {
 		case OPT_DIR:
 			o->dir = optarg;
+			break;
+		case OPT_DEVICE:
+			o->device = optarg;
 			break;
 		case OPT_HEAP:
 			o->nheaps = 0;

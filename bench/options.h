@@ -32,6 +32,7 @@ struct opts {
 	bool keep;                                    /* --keep */
 	bool quick;                                   /* --quick */
 	const char *dir;                              /* --dir */
+	const char *device;                           /* --device: the io test on this block device */
 	const char *heaps[MAX_LBUFS];                 /* --heap (heaps[0] NULL: the default provider) */
 	int nheaps;                                   /* at least 1 */
 

@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -743,13 +746,30 @@ void io_setup(struct bench *b)
 	io->file_size = max;
 
 	/* the test file, filled with a position-encoded pattern */
-	snprintf(io->test_path, sizeof(io->test_path), "%s/dmaio-bench.%d.tmp", o->dir, (int)getpid());
-	cleanup_add(io->test_path);
-	io->fd_buf = open(io->test_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (io->fd_buf < 0)
-		die("create %s: %s", io->test_path, strerror(errno));
-	if (fstatfs(io->fd_buf, &sfs) == 0 && (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize < max + 64 * MIB)
-		die("%s: not enough free space for a %" PRIu64 " MiB test file", o->dir, max / MIB);
+	if (o->device) {
+		uint64_t devsize = 0;
+		struct stat st;
+
+		/* a block device: never created, never removed, the first max bytes overwritten */
+		snprintf(io->test_path, sizeof(io->test_path), "%s", o->device);
+		io->fd_buf = open(io->test_path, O_RDWR | O_CLOEXEC);
+		if (io->fd_buf < 0)
+			die("open %s: %s", io->test_path, strerror(errno));
+		if (fstat(io->fd_buf, &st) < 0 || !S_ISBLK(st.st_mode))
+			die("%s: not a block device", io->test_path);
+		if (ioctl(io->fd_buf, BLKGETSIZE64, &devsize) < 0 || devsize < max)
+			die("%s: %" PRIu64 " MiB, smaller than the %" PRIu64 " MiB test", io->test_path,
+			    devsize / MIB, max / MIB);
+	} else {
+		snprintf(io->test_path, sizeof(io->test_path), "%s/dmaio-bench.%d.tmp", o->dir, (int)getpid());
+		cleanup_add(io->test_path);
+		io->fd_buf = open(io->test_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (io->fd_buf < 0)
+			die("create %s: %s", io->test_path, strerror(errno));
+		if (fstatfs(io->fd_buf, &sfs) == 0 &&
+		    (uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize < max + 64 * MIB)
+			die("%s: not enough free space for a %" PRIu64 " MiB test file", o->dir, max / MIB);
+	}
 
 	io->plain_size = max;
 	io->plain = mem_plain(io->plain_size);
@@ -1150,7 +1170,7 @@ void io_free(struct bench *b)
 		close(io->fd_dir);
 	if (io->fd_buf >= 0)
 		close(io->fd_buf);
-	if (!b->o.keep)
+	if (!b->o.keep && !b->o.device)
 		unlink(io->test_path);
 	free(io->plain);
 	if (io->shm)
