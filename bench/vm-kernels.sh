@@ -7,8 +7,9 @@
 #   paths:         cold 256 MiB reads and writes of the raw NVMe namespace, every path that can
 #                  serve each buffer (uring-dmabuf exists on 7.3 only) beside the O_DIRECT io_uring
 #                  baseline into plain memory
-# Writes bench/results/vm-kernels-<kernel>-<what>.txt; bench/vm-kernels-table.py turns them into
-# the table of bench/RESULTS.md. About 15-25 min.
+# Writes bench/results/vm-kernels-<kernel>-<what>.json (stdout of dmaio-bench --format json) and
+# .log (the harness and dmaio-bench's stderr); bench/vm-kernels-table.py turns them into the
+# table of bench/RESULTS.md. About 15-25 min.
 #   bench/vm-kernels.sh [BUILD_DIR] [KERNEL...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,11 +23,12 @@ for k in "${kernels[@]}"; do
 	echo "== $k: alloc, mmap" >&2
 	"$root/tests/vm/run" --kernel "$k" --build "$build" --no-build --memory 8192 --timeout 3600 \
 		-- "$build/bench/dmaio-bench" --dir /mnt/ext4 --heap system,udmabuf --tests alloc,mmap \
-		--runs 5 >"$out/vm-kernels-$k-alloc-mmap.txt" 2>&1 ||
-		echo "== $k alloc/mmap failed, see $out/vm-kernels-$k-alloc-mmap.txt" >&2
+		--runs 5 --format json >"$out/vm-kernels-$k-alloc-mmap.json" 2>"$out/vm-kernels-$k-alloc-mmap.log" ||
+		echo "== $k alloc/mmap failed, see $out/vm-kernels-$k-alloc-mmap.log" >&2
 	echo "== $k: paths on the raw NVMe namespace" >&2
 	"$root/tests/vm/run" --kernel "$k" --build "$build" --no-build --memory 8192 --timeout 3600 \
 		-- sh -c "exec '$build/bench/dmaio-bench' --device \"\$DMAIO_TEST_RAWDEV\" --heap system,udmabuf \
-		--sizes 256M --modes cold --runs 3 --tests io" >"$out/vm-kernels-$k-paths.txt" 2>&1 ||
-		echo "== $k paths failed, see $out/vm-kernels-$k-paths.txt" >&2
+		--sizes 256M --modes cold --runs 3 --tests io --format json" >"$out/vm-kernels-$k-paths.json" \
+		2>"$out/vm-kernels-$k-paths.log" ||
+		echo "== $k paths failed, see $out/vm-kernels-$k-paths.log" >&2
 done
