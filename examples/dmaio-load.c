@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		"  -H, --heap NAME       provider (dmaio_alloc name; default: the best)\n"
 		"  -m, --mode M          whole | tensor | packed (default packed)\n"
 		"  -b, --max-buf BYTES   packed: buffer limit (default: the provider's)\n"
-		"  -a, --align N         packed: tensor start alignment (default 64)\n"
+		"  -a, --align N         packed: tensor start alignment (default 0: the file phase only)\n"
 		"  -d, --depth N         queue depth (default 32)\n"
 		"  -p, --path NAME       force a path for every range (buffered, bounce-direct, ...)\n"
 		"  -D, --drop-cache      leave no page cache of the ranges read\n"

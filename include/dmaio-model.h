@@ -163,9 +163,9 @@ struct dmaio_model_file_info {
  * @param[out] model receives the model.
  * @return 0.
  * @retval -EINVAL @p fds or @p model NULL, @p nfds 0 or above the limit, or unknown @p flags.
- * @retval -EBADF an fd negative, not open, or not open for reading.
+ * @retval -EBADF an fd negative, not open, an O_PATH descriptor, or not open for reading.
  * @retval -ESPIPE an fd that is not a regular file or block device.
- * @retval -EMFILE no descriptor left for the duplicates.
+ * @retval -EMFILE no descriptor left for the duplicates (also for the system-wide limit).
  * @retval -ENOMEM out of memory.
  * @retval -EIO an I/O error reading a header (or another -errno of pread()).
  * @retval -ENOEXEC, -EPROTONOSUPPORT, -EOPNOTSUPP, -ENODATA, -E2BIG, -EBADMSG, -EILSEQ, -EEXIST,
@@ -314,10 +314,10 @@ struct dmaio_load_opts {
 struct dmaio_tensor_place {
 	struct dmaio_buf *buf;   /**< the buffer (owned by the load); NULL for a zero-byte tensor */
 	uint32_t buf_index;      /**< its index for dmaio_load_buf() */
-	uint32_t reserved0;
+	uint32_t reserved0;      /**< zero */
 	uint64_t offset;         /**< bytes from the start of the buffer */
 	uint64_t size;           /**< bytes */
-	uint64_t reserved[3];
+	uint64_t reserved[3];    /**< zero */
 };
 
 /** What a load did (dmaio_load_get_stats()). */
@@ -328,7 +328,7 @@ struct dmaio_load_stats {
 	uint64_t buffer_bytes;   /**< their sizes, summed */
 	uint64_t ns;             /**< wall time of dmaio_model_load() */
 	uint64_t fallbacks;      /**< path fallbacks of the ranges */
-	uint64_t reserved[6];
+	uint64_t reserved[6];    /**< zero */
 	uint64_t path_bytes[DMAIO_PATH_SLOTS]; /**< bytes moved by each path (index ::dmaio_path) */
 };
 
@@ -350,16 +350,21 @@ struct dmaio_load_stats {
  * @return 0.
  * @retval -EINVAL @p model or @p load NULL, unknown mode, flags or rw_flags, non-zero reserved field,
  *         @c align not a power of two (or not 0 in WHOLE), @c select with an index out of range
- *         or repeated, @c select in WHOLE mode, @c depth above ::DMAIO_QUEUE_DEPTH_MAX; @c bufs
- *         NULL with @c nbufs or the reverse, with a NULL entry, outside PACKED, or with
- *         @c max_buf.
+ *         or repeated, @c select (or @c nselect) in WHOLE mode, @c nselect without @c select,
+ *         @c max_buf outside PACKED, @c depth above ::DMAIO_QUEUE_DEPTH_MAX; @c bufs NULL with
+ *         @c nbufs or the reverse, with a NULL entry, outside PACKED, or with @c max_buf; or
+ *         @c bufs of another context than the model's (dmaio_submit() refuses their ranges).
  * @retval -ENOSPC the caller's buffers cannot hold the selected tensors (nothing is read).
  * @retval -EFBIG PACKED: a tensor larger than the buffer limit; or the provider's limit refused a
  *         buffer (dmaio_alloc()).
  * @retval -ECANCELED the progress callback returned non-zero or *cancel became non-zero.
  * @retval -ENODATA a file got shorter than its tensor table says since dmaio_model_open().
+ * @retval -E2BIG the plan needs more than INT_MAX buffers.
  * @retval -ENOENT, -ENODEV, -EOPNOTSUPP, -EACCES, -ENOMEM as dmaio_alloc() for the buffers.
- * @retval -EIO, ... an I/O error of a range (dmaio_reap()).
+ * @retval -EMFILE no descriptor left for the registered files of the shards or the queue
+ *         (dmaio_file_open(), dmaio_queue_new()).
+ * @retval -EIO, ... an I/O error of a range (dmaio_reap()); -EOPNOTSUPP when @c rw_flags force a
+ *         path that cannot serve with DMAIO_RW_NO_FALLBACK.
  * @since 0.3
  */
 int dmaio_model_load(struct dmaio_model *model, const struct dmaio_load_opts *opts,
