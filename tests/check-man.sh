@@ -384,7 +384,7 @@ for f in "$man"/man1/*.1; do
 	srcs=""
 	for d in examples bench; do
 		[ -f "$src/$d/$tool.c" ] && srcs="$src/$d/$tool.c" && [ "$d" = bench ] &&
-			srcs="$srcs $(ls "$src"/bench/*.h 2>/dev/null | tr '\n' ' ')"
+			srcs="$srcs $(ls "$src"/bench/*.h "$src"/bench/options.c 2>/dev/null | tr '\n' ' ')"
 	done
 	if [ -z "$srcs" ]; then
 		echo "$tool.1: no source examples/$tool.c or bench/$tool.c" >>"$tmp/tool-bad"
