@@ -1155,7 +1155,10 @@ static void test_rawdev(void **state)
 				continue;
 			}
 			ret = dmaio_read_file(rt.buf, 4096 + i, fds[m ^ 1], c.foff, c.len, fl);
-			if (ret != (ssize_t)c.len) {
+			if (ret == -EOPNOTSUPP && !mandatory(paths[p])) {
+				/* the forced path refuses these offsets (uring-dmabuf: buffer and
+				 * device offsets not congruent modulo the block): no read-back */
+			} else if (ret != (ssize_t)c.len) {
 				failf(&r, desc, "read = %s", test_errname(ret));
 			} else {
 				cpu_begin(&r, desc, &rt, DMAIO_SYNC_RW);
