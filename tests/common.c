@@ -245,6 +245,13 @@ double test_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+const char *test_pname(int path)
+{
+	const char *n = dmaio_path_name(path);
+
+	return n ? n : "?";
+}
+
 long test_read_long(const char *path)
 {
 	char b[64] = "";

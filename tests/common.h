@@ -143,6 +143,9 @@ void test_in_child(const char *name, void (*fn)(void **state), void *state);
 /* Monotonic time in seconds. */
 double test_now(void);
 
+/* dmaio_path_name(), "?" for a value that names no path. */
+const char *test_pname(int path);
+
 /* The number at the start of a one-line file (sysfs, procfs), or -1. */
 long test_read_long(const char *path);
 
