@@ -35,8 +35,6 @@
 #include "common.h"
 
 #define SIZE (1u << 20)
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static struct test_args args;
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -30,22 +29,14 @@ static uint64_t meminfo(const char *key)
 	return (uint64_t)kib << 10;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* dmaio_alloc(size) must fail with want, at once, without taking memory */
 static void refused(uint64_t size, int want, const char *what)
 {
 	struct dmaio_buf *b = NULL;
 	uint64_t before = meminfo("MemFree");
-	double t0 = now();
+	double t0 = test_now();
 	int r = dmaio_alloc(NULL, args.heap_name, (size_t)size, 0, &b);
-	double dt = now() - t0;
+	double dt = test_now() - t0;
 	uint64_t after = meminfo("MemFree");
 
 	printf("# %s: %llu MiB from %s: %d (%s) in %.3f s, MemFree %lld MiB\n", what,
