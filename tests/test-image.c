@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -606,15 +605,37 @@ static void test_contiguous(void **state)
 	assert_null(b);
 }
 
+/* The unprivileged child of test_eacces (a cmocka test of its own, test_in_child()). */
+static void eacces_child(void **state)
+{
+	struct dmaio_buf *b = NULL;
+	struct dmaio_ctx *c;
+	int r;
+
+	(void)state;
+	assert_int_equal(setgid(65534), 0);
+	assert_int_equal(setuid(65534), 0);
+	assert_rc_equal(dmaio_ctx_new(&c), 0);
+	r = dmaio_alloc(c, args.heap_name, 4096, 0, &b);
+	printf("# unprivileged alloc from %s: %s\n", args.heap_name, test_errname(r));
+	assert_rc_equal(r, -EACCES);
+	r = dmaio_alloc(c, NULL, 4096, 0, &b);
+	printf("# unprivileged alloc, heap NULL: %s%s%s\n", test_errname(r), r ? "" : " from ",
+	       r ? "" : dmaio_buf_provider(b));
+	/* every heap and udmabuf node here is root-only: -EACCES, unless a DRM node open to
+	 * everyone serves */
+	if (r == 0)
+		assert_string_equal(dmaio_buf_provider(b), "drm");
+	else
+		assert_rc_equal(r, -EACCES);
+}
+
 /* An unprivileged process with the device nodes at their default 0600: -EACCES, not -ENODEV
  * (the fix is the udev rule). Needs root to drop to nobody, and root-only nodes. */
 static void test_eacces(void **state)
 {
-	struct dmaio_buf *b;
 	char path[128];
 	struct stat st;
-	pid_t pid;
-	int status;
 
 	(void)state;
 	if (strcmp(args.heap, "memfd") == 0 || geteuid() != 0) {
@@ -627,33 +648,7 @@ static void test_eacces(void **state)
 		skip();
 		return;
 	}
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct dmaio_ctx *c;
-		int r;
-
-		if (setgid(65534) || setuid(65534))
-			_exit(3);
-		if (dmaio_ctx_new(&c))
-			_exit(4);
-		r = dmaio_alloc(c, args.heap_name, 4096, 0, &b);
-		if (r != -EACCES) {
-			printf("# unprivileged alloc from %s: %s\n", args.heap_name,
-			       test_errname(r));
-			_exit(5);
-		}
-		r = dmaio_alloc(c, NULL, 4096, 0, &b);
-		printf("# unprivileged alloc, heap NULL: %s%s%s\n", test_errname(r),
-		       r ? "" : " from ", r ? "" : dmaio_buf_provider(b));
-		/* every heap and udmabuf node here is root-only: -EACCES, unless a DRM node
-		 * open to everyone serves */
-		fflush(stdout);
-		_exit(r == -EACCES || (!r && !strcmp(dmaio_buf_provider(b), "drm")) ? 0 : 6);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	test_in_child("unprivileged", eacces_child, NULL);
 }
 
 int main(int argc, char **argv)
