@@ -231,7 +231,8 @@ void test_in_child(const char *name, void (*fn)(void **state), void *state)
 	if (WIFSIGNALED(status))
 		fail_msg("%s: the child died of signal %d", name, WTERMSIG(status));
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("%s: the child failed (exit status %d)", name, WEXITSTATUS(status));
+		fail_msg("%s: the child failed (exit status %d%s)", name, WEXITSTATUS(status),
+			 WEXITSTATUS(status) == 66 ? ": a sanitizer report, see above" : "");
 }
 
 /* ------------------------------------------------------------------------------------------ */
