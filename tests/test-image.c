@@ -366,8 +366,7 @@ static void test_opts_args(void **state)
 /* The name the kernel shows for a buffer: fdinfo's "name:" for a dma-buf, the memfd name. */
 static void buf_name(const struct dmaio_buf *b, char *out, size_t len)
 {
-	char p[64], line[512];
-	FILE *f;
+	char p[64];
 
 	out[0] = 0;
 	if (dmaio_buf_kind(b) == DMAIO_BUF_MEMFD) {
@@ -385,18 +384,7 @@ static void buf_name(const struct dmaio_buf *b, char *out, size_t len)
 			*strstr(out, " (deleted)") = 0;
 		return;
 	}
-	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", dmaio_buf_fd(b));
-	f = fopen(p, "re");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "name:", 5)) {
-			char *v = line + 5;
-
-			v += strspn(v, " \t");
-			v[strcspn(v, "\n")] = 0;
-			snprintf(out, len, "%s", v);
-		}
-	fclose(f);
+	test_fdinfo(dmaio_buf_fd(b), "name", out, len);
 }
 
 static void test_names(void **state)
