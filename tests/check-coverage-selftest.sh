@@ -8,13 +8,16 @@
 #   - every call of an exported function is gone from the tests (for the first, a middle and
 #     the last symbol of the map), even when the name is still in a comment, a string, a
 #     longer identifier, or a call in the shared helpers (common.c).
-# Exit 0 when every case came out as it should, 1 otherwise, 77 when the sources are not here.
+# Exit 0 when every case came out as it should, 1 otherwise, 77 in the test VM (DMAIO_TEST_VM=1)
+# or when the sources are not here.
 set -u
 check=${1:?usage: check-coverage-selftest.sh CHECK_COVERAGE MAPFILE TESTDIR}
 map=${2:?}
 dir=${3:?}
-if [ ! -f "$map" ] || [ ! -d "$dir" ]; then
-	echo "SKIP: $map or $dir is not here (test VM?)"
+# a check of the sources: the host's (in the test VM, where the shell and awk run emulated, it
+# would take minutes)
+if [ "${DMAIO_TEST_VM:-0}" = 1 ] || [ ! -f "$map" ] || [ ! -d "$dir" ]; then
+	echo "SKIP: a check of the sources, run on the host (test VM, or $map or $dir absent)"
 	exit 77
 fi
 tmp=$(mktemp -d) || exit 1
