@@ -7,13 +7,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-heap.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "common.h"
 
@@ -129,7 +140,186 @@ bool test_is_skip_err(int e)
 	return e == -ENOENT || e == -ENODEV || e == -EACCES || e == -EOPNOTSUPP;
 }
 
-unsigned test_nchecks;
+void test_no_device(const char *fmt, ...)
+{
+	bool expect = test_expect_devices();
+	va_list ap;
+
+	printf("%s: ", expect ? "FAIL: devices expected (DMAIO_TEST_VM, --expect-devices) but"
+			      : "SKIP");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	exit(expect ? 1 : TEST_SKIP);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Failures counted */
+
+static unsigned fail_count;   /* atomic */
+static unsigned fail_printed; /* atomic */
+
+void test_vfail(const char *where, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	unsigned n;
+
+	__atomic_add_fetch(&fail_count, 1, __ATOMIC_RELAXED);
+	n = __atomic_add_fetch(&fail_printed, 1, __ATOMIC_RELAXED);
+	if (n > TEST_FAIL_PRINT_MAX) {
+		if (n == TEST_FAIL_PRINT_MAX + 1)
+			print_error("FAIL: (further failures counted, not printed)\n");
+		return;
+	}
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	print_error("FAIL: %s%s%s\n", where ? where : "", where ? ": " : "", msg);
+}
+
+void test_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	test_vfail(NULL, fmt, ap);
+	va_end(ap);
+}
+
+void test_fail_in(const char *where, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	test_vfail(where, fmt, ap);
+	va_end(ap);
+}
+
+void test_fail_count(unsigned n)
+{
+	__atomic_add_fetch(&fail_count, n, __ATOMIC_RELAXED);
+}
+
+unsigned test_failures(void)
+{
+	return __atomic_load_n(&fail_count, __ATOMIC_RELAXED);
+}
+
+bool test_fail_printing(void)
+{
+	return __atomic_load_n(&fail_printed, __ATOMIC_RELAXED) <= TEST_FAIL_PRINT_MAX;
+}
+
+void test_in_child(const char *name, void (*fn)(void **state), void *state)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const struct CMUnitTest t[] = {
+			{ name, fn, NULL, NULL, state },
+		};
+		int rc = _cmocka_run_group_tests(name, t, 1, NULL, NULL);
+
+		fflush(NULL);
+		_exit(rc ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("%s: the child died of signal %d", name, WTERMSIG(status));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("%s: the child failed (exit status %d%s)", name, WEXITSTATUS(status),
+			 WEXITSTATUS(status) == 66 ? ": a sanitizer report, see above" : "");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small things */
+
+double test_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *test_pname(int path)
+{
+	const char *n = dmaio_path_name(path);
+
+	return n ? n : "?";
+}
+
+long test_read_long(const char *path)
+{
+	char b[64] = "";
+	long v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	if (fgets(b, sizeof(b), f))
+		v = strtol(b, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* dma-bufs made and used without the library */
+
+int test_heap_alloc_fd(const char *heap, size_t len)
+{
+	struct dma_heap_allocation_data d = { .len = len, .fd_flags = O_RDWR | O_CLOEXEC };
+	char p[128];
+	int hfd, rc;
+
+	snprintf(p, sizeof(p), "/dev/dma_heap/%s", heap);
+	hfd = open(p, O_RDONLY | O_CLOEXEC);
+	if (hfd < 0)
+		return -errno;
+	rc = ioctl(hfd, DMA_HEAP_IOCTL_ALLOC, &d);
+	rc = rc < 0 ? -errno : (int)d.fd;
+	close(hfd);
+	return rc;
+}
+
+int test_dmabuf_sync(int fd, uint64_t flags)
+{
+	struct dma_buf_sync s = { flags };
+	int rc;
+
+	do
+		rc = ioctl(fd, DMA_BUF_IOCTL_SYNC, &s);
+	while (rc < 0 && (errno == EINTR || errno == EAGAIN));
+	return rc < 0 ? -errno : 0;
+}
+
+void test_fdinfo(int fd, const char *key, char *out, size_t outlen)
+{
+	char p[64], line[256];
+	size_t kl = strlen(key);
+	FILE *f;
+
+	out[0] = 0;
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
+	f = fopen(p, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			char *v = line + kl + 1;
+
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			snprintf(out, outlen, "%s", v);
+			break;
+		}
+	}
+	fclose(f);
+}
 
 long test_meminfo(const char *key)
 {

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the libdmaio test programs: argument parsing (--heap), provider
- * resolution and skipping, the position-encoded data pattern, temp files on a real
- * filesystem, file-descriptor accounting.
+ * resolution and skipping (77 on the host, a failure in the VM), failures counted for the tests
+ * that go on after one, children that run cmocka tests of their own, the position-encoded data
+ * pattern, temp files on a real filesystem, dma-bufs used without the library, file-descriptor
+ * accounting.
  */
 #ifndef DMAIO_TEST_COMMON_H
 #define DMAIO_TEST_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,16 +63,93 @@ int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, uns
 		       struct dmaio_buf **buf);
 
 /*
- * CHECK(cond, fmt, ...): a cmocka check that counts itself (test_nchecks, printed by the tests
- * that use it) and fails the test with the message when cond is false. Needs <cmocka.h>.
+ * Skip on the host (exit 77), fail (exit 1) where devices are expected (test_expect_devices()):
+ * for a device or kernel feature that is not there. Prints "SKIP: ..." or "FAIL: devices
+ * expected ... but ...". Does not return.
  */
-extern unsigned test_nchecks;
-#define CHECK(cond, ...)                                                                      \
+void test_no_device(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* ------------------------------------------------------------------------------------------ */
+/* Failures counted, for the tests that go on after one */
+
+/*
+ * Checks are cmocka asserts (assert_int_equal, assert_true, ...): the first failure ends the
+ * test. A test that deliberately goes on to report every mismatch (a matrix of paths x cases,
+ * a table of probe answers, worker threads, which must never call a cmocka assert) reports
+ * each one with test_fail() (or test_expect()) and ends with assert_no_failures_since(before),
+ * @before being test_failures() when it started: the test fails when anything was reported.
+ *
+ * test_fail() counts (thread-safe) and prints "FAIL: [where: ]message" with cmocka's
+ * print_error(), the first TEST_FAIL_PRINT_MAX of the process only; test_fail_printing() is
+ * false once more were reported (whether a caller's extra detail, e.g. pat_report(), for the
+ * failure it just reported would be printed too).
+ * test_fail_count() counts failures the caller reported in its own way (a summary per class).
+ * The macros need <cmocka.h>.
+ */
+#define TEST_FAIL_PRINT_MAX 50
+void test_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void test_fail_in(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void test_vfail(const char *where, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+void test_fail_count(unsigned n);
+unsigned test_failures(void);
+bool test_fail_printing(void);
+
+/* A check that goes on: test_fail(...) when @cond is false. */
+#define test_expect(cond, ...)                                                                \
 	do {                                                                                  \
-		test_nchecks++;                                                               \
 		if (!(cond))                                                                  \
-			fail_msg(__VA_ARGS__);                                                \
+			test_fail(__VA_ARGS__);                                               \
 	} while (0)
+
+/* The cmocka assert that ends such a test: nothing was reported since @before. */
+#define assert_no_failures_since(before)                                                      \
+	do {                                                                                  \
+		unsigned nf_ = test_failures() - (before);                                    \
+		if (nf_)                                                                      \
+			print_error("%u failure(s) reported above\n", nf_);                   \
+		assert_int_equal(nf_, 0);                                                     \
+	} while (0)
+
+/*
+ * assert_int_equal() for a result that is a count or a -errno: on a mismatch the message
+ * names both ("dmaio_alloc(...) = -ENOENT, expected 0"). A cmocka assert (fail_msg()).
+ */
+#define assert_rc_equal(rc, want)                                                             \
+	do {                                                                                  \
+		long r_ = (long)(rc), w_ = (long)(want);                                      \
+		if (r_ != w_)                                                                 \
+			fail_msg("%s = %s, expected %s", #rc, test_errname(r_),               \
+				 test_errname(w_));                                           \
+	} while (0)
+
+/*
+ * Run @fn(&@state) in a forked child as a cmocka test of its own, and fail the calling test
+ * unless it passed. A fork copies the parent's test runner: an assert in the child must end
+ * the child, never go on with the parent's remaining tests there; here it ends the child's own
+ * test, the child exits non-zero (with _exit(): the parent's temp files and atexit handlers stay
+ * the parent's) and the parent's assert on its status fails. A signal in the child fails too.
+ */
+void test_in_child(const char *name, void (*fn)(void **state), void *state);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small things several tests need */
+
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
+/* Monotonic time in seconds. */
+double test_now(void);
+
+/* dmaio_path_name(), "?" for a value that names no path. */
+const char *test_pname(int path);
+
+/* The number at the start of a one-line file (sysfs, procfs), or -1. */
+long test_read_long(const char *path);
 
 /* The number of a /proc/meminfo line ("MemTotal", "CmaFree": kB; "HugePages_Free": pages), or -1. */
 long test_meminfo(const char *key);
@@ -128,6 +208,18 @@ int64_t pat_decode(uint64_t word, uint64_t seed, uint64_t max_off);
 #define SEED_FILE 0x66696c65ull     /* source file for reads */
 #define SEED_BUF 0x627566ull        /* buffer contents for writes */
 #define SEED_DEST 0x64657374ull     /* destination file prefill */
+
+/* ------------------------------------------------------------------------------------------ */
+/* dma-bufs made and used without the library */
+
+/* A dma-buf of @len bytes from /dev/dma_heap/@heap (our own DMA_HEAP_IOCTL_ALLOC): fd or -errno. */
+int test_heap_alloc_fd(const char *heap, size_t len);
+
+/* DMA_BUF_IOCTL_SYNC with @flags (DMA_BUF_SYNC_*) on @fd, retried on EINTR/EAGAIN: 0 or -errno. */
+int test_dmabuf_sync(int fd, uint64_t flags);
+
+/* The value of "@key:" in /proc/self/fdinfo/@fd ("exp_name", "size", ...), "" when absent. */
+void test_fdinfo(int fd, const char *key, char *out, size_t outlen);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Files */

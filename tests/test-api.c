@@ -30,7 +30,7 @@
 #define FILE_SIZE ((off_t)65536 + 7)
 #define CLOSED_FD 900
 
-static unsigned ncases, nfail;
+static unsigned ncases;
 static char self_exe[PATH_MAX];
 
 /* Environment shared by the bad-input cases. */
@@ -41,20 +41,6 @@ static struct {
 	char path[PATH_MAX];
 	int rw, ro, wo, app_wo, app_rw, dir, pipe_r, pipe_w, sock, efd, opath, devnull, memfd;
 } E;
-
-static void __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	nfail++;
-	if (nfail > 60)
-		return;
-	fprintf(stderr, "FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static const char *ename(long v)
 {
@@ -69,17 +55,17 @@ static void check_guards(const char *desc)
 
 	e = pat_check(E.map, BUF_SIZE, SEED_GUARD, 0);
 	if (e >= 0) {
-		bad("%s: buffer byte %lld changed", desc, e);
+		test_fail("%s: buffer byte %lld changed", desc, e);
 		pat_fill(E.map, BUF_SIZE, SEED_GUARD, 0);
 	}
 	if (fstat(E.rw, &st) != 0 || st.st_size != FILE_SIZE) {
-		bad("%s: file size changed to %lld", desc, (long long)st.st_size);
+		test_fail("%s: file size changed to %lld", desc, (long long)st.st_size);
 		if (ftruncate(E.rw, FILE_SIZE))
-			bad("ftruncate failed");
+			test_fail("ftruncate failed");
 	}
 	e = file_check_pattern(E.rw, 0, (size_t)FILE_SIZE, SEED_DEST, 0);
 	if (e != -1) {
-		bad("%s: file byte %lld changed", desc, e);
+		test_fail("%s: file byte %lld changed", desc, e);
 		file_fill_pattern(E.rw, 0, (size_t)FILE_SIZE, SEED_DEST);
 	}
 }
@@ -91,11 +77,11 @@ static void verdict(const char *desc, long got, long exp, long exp2, int fds_bef
 
 	ncases++;
 	if (got != exp && !(exp2 && got == exp2))
-		bad("%s returned %s, expected %s%s%s", desc, ename(got), ename(exp),
-		    exp2 ? " or " : "", exp2 ? ename(exp2) : "");
+		test_fail("%s returned %s, expected %s%s%s", desc, ename(got), ename(exp),
+			  exp2 ? " or " : "", exp2 ? ename(exp2) : "");
 	/* a call that fails keeps no fd; a valid one may cache device fds in the context */
 	if (fds_after != fds_before && (exp < 0 || got < 0))
-		bad("%s: open fds %d -> %d", desc, fds_before, fds_after);
+		test_fail("%s: open fds %d -> %d", desc, fds_before, fds_after);
 	check_guards(desc);
 }
 
@@ -189,6 +175,7 @@ static void test_path_names(void **state)
 	};
 	const int bad_values[] = { -1, DMAIO_PATH_COUNT, DMAIO_PATH_COUNT + 1, 15, 16, 100,
 				   INT_MAX, INT_MIN };
+	unsigned before = test_failures();
 	int i;
 	size_t k;
 
@@ -198,19 +185,20 @@ static void test_path_names(void **state)
 
 		ncases++;
 		if (!n || strcmp(n, names[i]) != 0) {
-			bad("dmaio_path_name(%d) = %s, expected %s", i, n ? n : "NULL", names[i]);
+			test_fail("dmaio_path_name(%d) = %s, expected %s", i, n ? n : "NULL",
+				  names[i]);
 			continue;
 		}
 		ncases++;
 		if (dmaio_path_from_name(n) != i)
-			bad("dmaio_path_from_name(\"%s\") = %d, expected %d", n,
-			    dmaio_path_from_name(n), i);
+			test_fail("dmaio_path_from_name(\"%s\") = %d, expected %d", n,
+				  dmaio_path_from_name(n), i);
 	}
 	for (k = 0; k < ARRAY_SIZE(bad_values); k++) {
 		ncases++;
 		if (dmaio_path_name(bad_values[k]) != NULL)
-			bad("dmaio_path_name(%d) = \"%s\", expected NULL", bad_values[k],
-			    dmaio_path_name(bad_values[k]));
+			test_fail("dmaio_path_name(%d) = \"%s\", expected NULL", bad_values[k],
+				  dmaio_path_name(bad_values[k]));
 	}
 	CASE(-EINVAL, dmaio_path_from_name(NULL));
 	for (k = 0; k < ARRAY_SIZE(bad_names); k++) {
@@ -220,7 +208,7 @@ static void test_path_names(void **state)
 		snprintf(d, sizeof(d), "dmaio_path_from_name(\"%s\")", bad_names[k]);
 		verdict(d, dmaio_path_from_name(bad_names[k]), -EINVAL, 0, fd0);
 	}
-	assert_int_equal(nfail, 0);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -248,14 +236,14 @@ static void alloc_case(const char *heap, size_t size, unsigned flags, long exp, 
 	verdict(desc, rc, exp, exp2, fd0);
 	/* "a failed check changes nothing": the out pointer included */
 	if (rc < 0 && b != sentinel)
-		bad("%s failed with %s but wrote *buf = %p", desc, ename(rc), (void *)b);
+		test_fail("%s failed with %s but wrote *buf = %p", desc, ename(rc), (void *)b);
 }
 
 static void test_alloc_args(void **state)
 {
 	char longname[128];
 	struct dmaio_buf *b = NULL;
-	unsigned before = nfail;
+	unsigned before = test_failures();
 
 	(void)state;
 	CASE(-EINVAL, dmaio_ctx_new(NULL));
@@ -301,17 +289,17 @@ static void test_alloc_args(void **state)
 		/* ALLOW_NON_DMABUF: a memfd */
 		ncases++;
 		if (dmaio_alloc(E.ctx, NULL, 4096, DMAIO_ALLOC_ALLOW_NON_DMABUF, &b) != 0) {
-			bad("dmaio_alloc(NULL, ALLOW_NON_DMABUF) failed without providers");
+			test_fail("dmaio_alloc(NULL, ALLOW_NON_DMABUF) failed without providers");
 		} else {
 			if (dmaio_buf_kind(b) != DMAIO_BUF_MEMFD)
-				bad("dmaio_alloc(NULL, ALLOW_NON_DMABUF): kind %d",
-				    dmaio_buf_kind(b));
+				test_fail("dmaio_alloc(NULL, ALLOW_NON_DMABUF): kind %d",
+					  dmaio_buf_kind(b));
 			dmaio_free(b);
 		}
 	} else {
 		printf("# device nodes present: heap NULL -ENODEV cases not run\n");
 	}
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 static void import_case(int fd, unsigned flags, long exp, const char *fdname)
@@ -330,15 +318,15 @@ static void import_case(int fd, unsigned flags, long exp, const char *fdname)
 		dmaio_free(b);
 	verdict(desc, rc, exp, 0, fd0);
 	if (rc < 0 && b != sentinel)
-		bad("%s failed with %s but wrote *buf = %p", desc, ename(rc), (void *)b);
+		test_fail("%s failed with %s but wrote *buf = %p", desc, ename(rc), (void *)b);
 	/* the caller's fd is untouched */
 	if (was_open && fcntl(fd, F_GETFD) < 0)
-		bad("%s closed the caller's fd", desc);
+		test_fail("%s closed the caller's fd", desc);
 }
 
 static void test_import_args(void **state)
 {
-	unsigned before = nfail;
+	unsigned before = test_failures();
 
 	(void)state;
 	CASE(-EINVAL, dmaio_import(E.ctx, E.rw, 0, NULL));
@@ -359,14 +347,14 @@ static void test_import_args(void **state)
 	import_case(E.memfd, 0, -ENOTTY, "memfd");
 	import_case(E.devnull, 0, -ENOTTY, "/dev/null");
 	import_case(dmaio_buf_fd(E.buf), 0, -ENOTTY, "memfd-kind buffer fd");
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 static void test_buf_args(void **state)
 {
 	struct dmaio_stats st;
 	void *a = NULL, *a2 = NULL;
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	int fl;
 
 	(void)state;
@@ -449,7 +437,7 @@ static void test_buf_args(void **state)
 		dmaio_free(b);
 		close(fd);
 	}
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -507,21 +495,23 @@ static void rw_case(enum rwv v, long exp, long exp2, struct dmaio_buf *b, size_t
 	/* "a failed check changes nothing": the buffer's counters included */
 	dmaio_buf_stats(E.buf, &st1);
 	if (rc < 0 && memcmp(&st0, &st1, sizeof(st0)) != 0)
-		bad("%s: failed with %s but changed the buffer's statistics (ops %llu -> %llu, "
-		    "errors %llu -> %llu)", desc, ename(rc), (unsigned long long)st0.ops,
-		    (unsigned long long)st1.ops, (unsigned long long)st0.errors,
-		    (unsigned long long)st1.errors);
+		test_fail(
+			"%s: failed with %s but changed the buffer's statistics (ops %llu -> %llu, "
+			"errors %llu -> %llu)",
+			desc, ename(rc), (unsigned long long)st0.ops, (unsigned long long)st1.ops,
+			(unsigned long long)st0.errors, (unsigned long long)st1.errors);
 	if ((v == RD_EX || v == WR_EX) && rc < 0 && x.done != 0)
-		bad("%s: failed with %s but xfer.done = %llu", desc, ename(rc),
-		    (unsigned long long)x.done);
+		test_fail("%s: failed with %s but xfer.done = %llu", desc, ename(rc),
+			  (unsigned long long)x.done);
 	if ((v == RD_EX || v == WR_EX) && rc >= 0 && x.done != (uint64_t)rc)
-		bad("%s: returned %ld but xfer.done = %llu", desc, rc, (unsigned long long)x.done);
+		test_fail("%s: returned %ld but xfer.done = %llu", desc, rc,
+			  (unsigned long long)x.done);
 }
 
 static void test_rw_args(void **state)
 {
 	const size_t S = BUF_SIZE;
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	int v;
 
 	(void)state;
@@ -609,7 +599,7 @@ static void test_rw_args(void **state)
 			}
 		}
 	}
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 /* Valid edge cases that move data: checked separately (the guards change on purpose). */
@@ -663,7 +653,7 @@ static void test_probe_args(void **state)
 	struct dmaio_sys_info si;
 	struct dmaio_heap_info hi[2];
 	struct dmaio_file_info fi;
-	unsigned before = nfail;
+	unsigned before = test_failures();
 
 	(void)state;
 	CASE(-EINVAL, dmaio_probe_system(E.ctx, NULL));
@@ -688,7 +678,7 @@ static void test_probe_args(void **state)
 	CASE(0, dmaio_probe_file(E.ctx, E.ro, &fi));
 	CASE(0, dmaio_probe_file(NULL, E.wo, &fi));
 	CASE(FILE_SIZE, (dmaio_probe_file(E.ctx, E.rw, &fi), (long)fi.size));
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -724,12 +714,12 @@ static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int
 	*alloc_rc = rc;
 	if (rc) {
 		if (!test_is_skip_err(rc) && rc != -ENOMEM)
-			bad("dmaio_alloc(%s) = %s", heap ? heap : "NULL", ename(rc));
+			test_fail("dmaio_alloc(%s) = %s", heap ? heap : "NULL", ename(rc));
 		return;
 	}
 	(*nalloc)++;
 	if (dmaio_map(b, &m) != 0)
-		bad("dmaio_map(%s) failed", heap ? heap : "NULL");
+		test_fail("dmaio_map(%s) failed", heap ? heap : "NULL");
 	fd = test_tmpfile(NULL, path, sizeof(path));
 	file_fill_pattern(fd, 0, 256 * KiB + 4097, SEED_FILE);
 	fdd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
@@ -753,13 +743,14 @@ static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int
 
 		rc = dmaio_import(c, dmaio_buf_fd(b), 0, &ib);
 		if (rc) {
-			bad("dmaio_import(fd of a %s buffer) = %s", heap ? heap : "NULL", ename(rc));
+			test_fail("dmaio_import(fd of a %s buffer) = %s", heap ? heap : "NULL",
+				  ename(rc));
 		} else {
 			dmaio_map(ib, &im);
 			r = dmaio_read_file(ib, 1, fd, 4095, 100 * KiB, 0);
 			if (r != 100 * (ssize_t)KiB)
-				bad("read into an imported %s buffer = %s", heap ? heap : "NULL",
-				    ename(r));
+				test_fail("read into an imported %s buffer = %s",
+					  heap ? heap : "NULL", ename(r));
 			dmaio_free(ib);
 		}
 	}
@@ -768,14 +759,14 @@ static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int
 	close(fd);
 	unlink(path);
 	if (m && dmaio_unmap(b) != 0)
-		bad("dmaio_unmap(%s) failed", heap ? heap : "NULL");
+		test_fail("dmaio_unmap(%s) failed", heap ? heap : "NULL");
 	dmaio_free(b);
 }
 
 static void test_cloexec_and_leaks(void **state)
 {
 	static uint8_t snap[FDMAX / 8];
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	size_t i;
 
 	(void)state;
@@ -798,12 +789,12 @@ static void test_cloexec_and_leaks(void **state)
 		off = test_check_new_fds_cloexec(snap, FDMAX, what, &nnew);
 		ncases++;
 		if (off)
-			bad("%s: %d fds without FD_CLOEXEC", what, off);
+			test_fail("%s: %d fds without FD_CLOEXEC", what, off);
 		dmaio_ctx_free(c);
 		ncases++;
 		if (test_count_fds() != base)
-			bad("%s: %d fds open before the context, %d after freeing everything", what,
-			    base, test_count_fds());
+			test_fail("%s: %d fds open before the context, %d after freeing everything",
+				  what, base, test_count_fds());
 		if (nalloc)
 			printf("# %s: %d library fds seen, all close-on-exec; %d paths served\n",
 			       what, nnew, served);
@@ -819,9 +810,9 @@ static void test_cloexec_and_leaks(void **state)
 		off = test_check_new_fds_cloexec(snap, FDMAX, "default context", &nnew);
 		ncases++;
 		if (off)
-			bad("default context: %d fds without FD_CLOEXEC", off);
+			test_fail("default context: %d fds without FD_CLOEXEC", off);
 	}
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -981,7 +972,7 @@ static void test_env(void **state)
 	static const char *const forced[] = { "buffered", "sendfile", "bounce-direct",
 					      "udmabuf-direct" };
 	static char out[16384], err[65536];
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	size_t i;
 	int rc;
 
@@ -990,11 +981,11 @@ static void test_env(void **state)
 		rc = run_child("path", forced[i], NULL, out, sizeof(out), err, sizeof(err));
 		ncases++;
 		if (rc != 0)
-			bad("DMAIO_PATH=%s: child exit %d:\n%s", forced[i], rc, out);
+			test_fail("DMAIO_PATH=%s: child exit %d:\n%s", forced[i], rc, out);
 		ncases++;
 		if (err[0])
-			bad("DMAIO_PATH=%s without DMAIO_DEBUG: the library wrote to stderr:\n%.500s",
-			    forced[i], err);
+			test_fail("DMAIO_PATH=%s without DMAIO_DEBUG: the library wrote to "
+				  "stderr:\n%.500s", forced[i], err);
 	}
 	/* in this process: a context created after setenv() follows it */
 	{
@@ -1015,14 +1006,14 @@ static void test_env(void **state)
 		r = dmaio_read_file_ex(b, 0, fd, 1, 60 * KiB, 0, &x);
 		ncases++;
 		if (r != 60 * (ssize_t)KiB || x.path != DMAIO_PATH_SENDFILE)
-			bad("setenv(DMAIO_PATH=sendfile) + dmaio_ctx_new: read = %s via %s", ename(r),
-			    dmaio_path_name(x.path));
+			test_fail("setenv(DMAIO_PATH=sendfile) + dmaio_ctx_new: read = %s via %s",
+				  ename(r), dmaio_path_name(x.path));
 		r = dmaio_read_file_ex(b, 0, fd, 1, 60 * KiB,
 				       DMAIO_RW_PATH(DMAIO_PATH_BUFFERED), &x);
 		ncases++;
 		if (r != 60 * (ssize_t)KiB || x.path != DMAIO_PATH_BUFFERED)
-			bad("DMAIO_PATH=sendfile context, flag buffered: read = %s via %s", ename(r),
-			    dmaio_path_name(x.path));
+			test_fail("DMAIO_PATH=sendfile context, flag buffered: read = %s via %s",
+				  ename(r), dmaio_path_name(x.path));
 		dmaio_free(b);
 		dmaio_ctx_free(c);
 		close(fd);
@@ -1032,18 +1023,20 @@ static void test_env(void **state)
 	rc = run_child("nofallback", "rw-file", NULL, out, sizeof(out), err, sizeof(err));
 	ncases++;
 	if (rc != 0)
-		bad("DMAIO_PATH=rw-file: child exit %d:\n%s", rc, out);
+		test_fail("DMAIO_PATH=rw-file: child exit %d:\n%s", rc, out);
 
 	rc = run_child("debug", NULL, "1", out, sizeof(out), err, sizeof(err));
 	ncases++;
 	if (rc != 0)
-		bad("DMAIO_DEBUG=1: child exit %d:\n%s", rc, out);
+		test_fail("DMAIO_DEBUG=1: child exit %d:\n%s", rc, out);
 	ncases++;
 	if (!strstr(err, "buffered"))
-		bad("DMAIO_DEBUG=1: stderr does not name the path \"buffered\":\n%.500s", err);
+		test_fail("DMAIO_DEBUG=1: stderr does not name the path \"buffered\":\n%.500s",
+			  err);
 	ncases++;
 	if (!strstr(err, "rw-file"))
-		bad("DMAIO_DEBUG=1: stderr does not mention the refused \"rw-file\":\n%.500s", err);
+		test_fail("DMAIO_DEBUG=1: stderr does not mention the refused \"rw-file\":\n%.500s",
+			  err);
 	printf("# DMAIO_DEBUG=1 output (first lines):\n");
 	{
 		char *s = err, *nl;
@@ -1058,12 +1051,12 @@ static void test_env(void **state)
 	rc = run_child("debug", NULL, NULL, out, sizeof(out), err, sizeof(err));
 	ncases++;
 	if (rc != 0 || err[0])
-		bad("without DMAIO_DEBUG: exit %d, stderr:\n%.500s", rc, err);
+		test_fail("without DMAIO_DEBUG: exit %d, stderr:\n%.500s", rc, err);
 	rc = run_child("debug", NULL, "0", out, sizeof(out), err, sizeof(err));
 	ncases++;
 	if (rc != 0 || err[0])
-		bad("DMAIO_DEBUG=0: exit %d, stderr:\n%.500s", rc, err);
-	assert_int_equal(nfail, before);
+		test_fail("DMAIO_DEBUG=0: exit %d, stderr:\n%.500s", rc, err);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1082,15 +1075,16 @@ static void expect_stats(const char *what, const struct dmaio_stats *st, uint64_
 	if (st->ops != ops || st->errors != errors || st->bytes_read != rd ||
 	    st->bytes_written != wr || st->path_bytes[DMAIO_PATH_BUFFERED] != buffered ||
 	    st->path_bytes[DMAIO_PATH_SENDFILE] != sendfile || sum != rd + wr)
-		bad("%s: ops %llu errors %llu read %llu written %llu buffered %llu sendfile %llu "
-		    "(all paths %llu); expected %llu %llu %llu %llu %llu %llu", what,
-		    (unsigned long long)st->ops, (unsigned long long)st->errors,
-		    (unsigned long long)st->bytes_read, (unsigned long long)st->bytes_written,
-		    (unsigned long long)st->path_bytes[DMAIO_PATH_BUFFERED],
-		    (unsigned long long)st->path_bytes[DMAIO_PATH_SENDFILE], (unsigned long long)sum,
-		    (unsigned long long)ops, (unsigned long long)errors, (unsigned long long)rd,
-		    (unsigned long long)wr, (unsigned long long)buffered,
-		    (unsigned long long)sendfile);
+		test_fail("%s: ops %llu errors %llu read %llu written %llu buffered %llu "
+			  "sendfile %llu (all paths %llu); expected %llu %llu %llu %llu %llu %llu",
+			  what, (unsigned long long)st->ops, (unsigned long long)st->errors,
+			  (unsigned long long)st->bytes_read, (unsigned long long)st->bytes_written,
+			  (unsigned long long)st->path_bytes[DMAIO_PATH_BUFFERED],
+			  (unsigned long long)st->path_bytes[DMAIO_PATH_SENDFILE],
+			  (unsigned long long)sum, (unsigned long long)ops,
+			  (unsigned long long)errors, (unsigned long long)rd,
+			  (unsigned long long)wr, (unsigned long long)buffered,
+			  (unsigned long long)sendfile);
 }
 
 static void test_ctx_stats_exact(void **state)
@@ -1101,7 +1095,7 @@ static void test_ctx_stats_exact(void **state)
 	struct dmaio_ctx *c = NULL;
 	struct dmaio_buf *b1 = NULL, *b2 = NULL;
 	struct dmaio_stats st, s1, s2;
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	int fd;
 
 	(void)state;
@@ -1140,13 +1134,14 @@ static void test_ctx_stats_exact(void **state)
 	expect_stats("context, both freed", &st, 5, 1, 1100, 500, 1100, 500);
 	dmaio_ctx_free(c);
 	close(fd);
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 static int report(void **state)
 {
 	(void)state;
-	printf("# bad-input and contract cases checked: %u, failures: %u\n", ncases, nfail);
+	printf("# bad-input and contract cases checked: %u, failures: %u\n", ncases,
+	       test_failures());
 	return 0;
 }
 

@@ -29,12 +29,9 @@
 
 #include "common.h"
 
-#define MAX_FAIL_PRINT 40
-
 static struct test_args args;
 static struct dmaio_ctx *ctx;
 static int kind;
-static unsigned total_fail;
 static unsigned total_calls;
 static uint64_t total_read, total_written; /* bytes returned by successful calls */
 
@@ -97,7 +94,7 @@ struct run {
 	const char *name;
 	struct tier *t;
 	struct pstat ps[DMAIO_PATH_COUNT];
-	unsigned calls, failures, choose_soft;
+	unsigned calls, fail0, choose_soft; /* fail0: test_failures() when the run began */
 	double t0;
 	bool all_paths; /* every path ran every case: each mandatory one must have served */
 	uint64_t bytes_checked;
@@ -111,37 +108,12 @@ struct xcase {
 
 /* ------------------------------------------------------------------------------------------ */
 
-static void __attribute__((format(printf, 3, 4))) failf(struct run *r, const char *desc, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->failures++;
-	total_fail++;
-	if (total_fail > MAX_FAIL_PRINT) {
-		if (total_fail == MAX_FAIL_PRINT + 1)
-			fprintf(stderr, "FAIL: (further failures not printed)\n");
-		return;
-	}
-	fprintf(stderr, "FAIL: %s: ", desc);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static const char *pname(int p)
-{
-	const char *n = dmaio_path_name(p);
-
-	return n ? n : "?";
-}
-
 static void cpu_begin(struct run *r, const char *desc, struct tier *t, unsigned dir)
 {
 	int rc = dmaio_sync_begin(t->buf, dir);
 
 	if (rc)
-		failf(r, desc, "dmaio_sync_begin(%u) = %s", dir, test_errname(rc));
+		test_fail_in(desc, "dmaio_sync_begin(%u) = %s", dir, test_errname(rc));
 }
 
 static void cpu_end(struct run *r, const char *desc, struct tier *t, unsigned dir)
@@ -149,7 +121,7 @@ static void cpu_end(struct run *r, const char *desc, struct tier *t, unsigned di
 	int rc = dmaio_sync_end(t->buf, dir);
 
 	if (rc)
-		failf(r, desc, "dmaio_sync_end(%u) = %s", dir, test_errname(rc));
+		test_fail_in(desc, "dmaio_sync_end(%u) = %s", dir, test_errname(rc));
 }
 
 static int tier_alloc(struct tier *t, const char *name, size_t size)
@@ -227,7 +199,7 @@ static void get_stats(struct run *r, const char *desc, struct tier *t, struct dm
 	memset(st, 0, sizeof(*st));
 	rc = dmaio_buf_stats(t->buf, st);
 	if (rc)
-		failf(r, desc, "dmaio_buf_stats = %s", test_errname(rc));
+		test_fail_in(desc, "dmaio_buf_stats = %s", test_errname(rc));
 }
 
 /* The statistics and the xfer record must tell exactly what the call returned. */
@@ -240,60 +212,65 @@ static void check_accounting(struct run *r, const char *desc, const struct dmaio
 	int i;
 
 	if (b->ops - a->ops != 1)
-		failf(r, desc, "stats.ops grew by %llu, expected 1",
-		      (unsigned long long)(b->ops - a->ops));
+		test_fail_in(desc, "stats.ops grew by %llu, expected 1",
+			     (unsigned long long)(b->ops - a->ops));
 	if (ret < 0) {
 		if (b->errors - a->errors != 1)
-			failf(r, desc, "stats.errors grew by %llu after %s",
-			      (unsigned long long)(b->errors - a->errors), test_errname(ret));
+			test_fail_in(desc, "stats.errors grew by %llu after %s",
+				     (unsigned long long)(b->errors - a->errors),
+				     test_errname(ret));
 		if (b->last_result != ret)
-			failf(r, desc, "stats.last_result %s, call returned %s",
-			      test_errname(b->last_result), test_errname(ret));
+			test_fail_in(desc, "stats.last_result %s, call returned %s",
+				     test_errname(b->last_result), test_errname(ret));
 		if (b->last_done != x->done)
-			failf(r, desc, "stats.last_done %llu != xfer.done %llu",
-			      (unsigned long long)b->last_done, (unsigned long long)x->done);
+			test_fail_in(desc, "stats.last_done %llu != xfer.done %llu",
+				     (unsigned long long)b->last_done, (unsigned long long)x->done);
 		return;
 	}
 	if ((uint64_t)ret != x->done)
-		failf(r, desc, "xfer.done %llu != returned %zd", (unsigned long long)x->done, ret);
+		test_fail_in(desc, "xfer.done %llu != returned %zd", (unsigned long long)x->done,
+			     ret);
 	if (x->unaligned > x->done)
-		failf(r, desc, "xfer.unaligned %llu > xfer.done %llu",
-		      (unsigned long long)x->unaligned, (unsigned long long)x->done);
+		test_fail_in(desc, "xfer.unaligned %llu > xfer.done %llu",
+			     (unsigned long long)x->unaligned, (unsigned long long)x->done);
 	if (ret > 0 && (x->path <= DMAIO_PATH_AUTO || x->path >= DMAIO_PATH_COUNT))
-		failf(r, desc, "xfer.path %d is not a data path", x->path);
+		test_fail_in(desc, "xfer.path %d is not a data path", x->path);
 	if (ret > 0 && path != DMAIO_PATH_AUTO && x->path != path)
-		failf(r, desc, "xfer.path %s, forced %s", pname(x->path), pname(path));
+		test_fail_in(desc, "xfer.path %s, forced %s", test_pname(x->path),
+			     test_pname(path));
 	if (path != DMAIO_PATH_AUTO && x->fallbacks != 0)
-		failf(r, desc, "xfer.fallbacks %u with a forced path and NO_FALLBACK", x->fallbacks);
+		test_fail_in(desc, "xfer.fallbacks %u with a forced path and NO_FALLBACK",
+			     x->fallbacks);
 	if (b->errors != a->errors)
-		failf(r, desc, "stats.errors grew after a successful call");
+		test_fail_in(desc, "stats.errors grew after a successful call");
 	if ((write ? d_wr : d_rd) != (uint64_t)ret || (write ? d_rd : d_wr) != 0)
-		failf(r, desc, "stats bytes_read +%llu bytes_written +%llu, call moved %zd (%s)",
-		      (unsigned long long)d_rd, (unsigned long long)d_wr, ret,
-		      write ? "write" : "read");
+		test_fail_in(desc, "stats bytes_read +%llu bytes_written +%llu, call moved %zd "
+			     "(%s)", (unsigned long long)d_rd, (unsigned long long)d_wr, ret,
+			     write ? "write" : "read");
 	for (i = 0; i < DMAIO_PATH_COUNT; i++)
 		sum += b->path_bytes[i] - a->path_bytes[i];
 	if (sum != (uint64_t)ret)
-		failf(r, desc, "sum of stats.path_bytes grew by %llu, call moved %zd",
-		      (unsigned long long)sum, ret);
+		test_fail_in(desc, "sum of stats.path_bytes grew by %llu, call moved %zd",
+			     (unsigned long long)sum, ret);
 	if (ret > 0 && x->path > 0 && x->path < DMAIO_PATH_COUNT &&
 	    b->path_bytes[x->path] == a->path_bytes[x->path])
-		failf(r, desc, "stats.path_bytes[%s] did not grow", pname(x->path));
+		test_fail_in(desc, "stats.path_bytes[%s] did not grow", test_pname(x->path));
 	if (b->unaligned_bytes - a->unaligned_bytes != x->unaligned)
-		failf(r, desc, "stats.unaligned_bytes grew by %llu, xfer.unaligned %llu",
-		      (unsigned long long)(b->unaligned_bytes - a->unaligned_bytes),
-		      (unsigned long long)x->unaligned);
+		test_fail_in(desc, "stats.unaligned_bytes grew by %llu, xfer.unaligned %llu",
+			     (unsigned long long)(b->unaligned_bytes - a->unaligned_bytes),
+			     (unsigned long long)x->unaligned);
 	if (b->fallbacks - a->fallbacks != x->fallbacks)
-		failf(r, desc, "stats.fallbacks grew by %llu, xfer.fallbacks %u",
-		      (unsigned long long)(b->fallbacks - a->fallbacks), x->fallbacks);
+		test_fail_in(desc, "stats.fallbacks grew by %llu, xfer.fallbacks %u",
+			     (unsigned long long)(b->fallbacks - a->fallbacks), x->fallbacks);
 	if (b->last_result != 0)
-		failf(r, desc, "stats.last_result %s after success", test_errname(b->last_result));
+		test_fail_in(desc, "stats.last_result %s after success",
+			     test_errname(b->last_result));
 	if (b->last_done != (uint64_t)ret)
-		failf(r, desc, "stats.last_done %llu, returned %zd",
-		      (unsigned long long)b->last_done, ret);
+		test_fail_in(desc, "stats.last_done %llu, returned %zd",
+			     (unsigned long long)b->last_done, ret);
 	if (ret > 0 && b->last_path != x->path)
-		failf(r, desc, "stats.last_path %s, xfer.path %s", pname(b->last_path),
-		      pname(x->path));
+		test_fail_in(desc, "stats.last_path %s, xfer.path %s", test_pname(b->last_path),
+			     test_pname(x->path));
 }
 
 /* choose_path() must take the decision the I/O call took. */
@@ -301,11 +278,11 @@ static void check_choice(struct run *r, const char *desc, int cp, const char *wh
 			 const struct dmaio_xfer *x, int path)
 {
 	if (ret > 0 && path != DMAIO_PATH_AUTO && cp != path)
-		failf(r, desc, "dmaio_choose_path = %s (%s), forced %s served the call",
-		      cp < 0 ? test_errname(cp) : pname(cp), why, pname(path));
+		test_fail_in(desc, "dmaio_choose_path = %s (%s), forced %s served the call",
+			     cp < 0 ? test_errname(cp) : test_pname(cp), why, test_pname(path));
 	if (ret > 0 && path == DMAIO_PATH_AUTO && x->fallbacks == 0 && cp != x->path)
-		failf(r, desc, "dmaio_choose_path = %s (%s), the call used %s",
-		      cp < 0 ? test_errname(cp) : pname(cp), why, pname(x->path));
+		test_fail_in(desc, "dmaio_choose_path = %s (%s), the call used %s",
+			     cp < 0 ? test_errname(cp) : test_pname(cp), why, test_pname(x->path));
 	if (ret == -EOPNOTSUPP && cp >= 0) {
 		/* a refusal discovered only while doing I/O: allowed, but counted */
 		r->choose_soft++;
@@ -322,9 +299,9 @@ static void check_guard(struct run *r, const char *desc, struct tier *t, size_t 
 	e = pat_check(t->map + from, to - from, SEED_GUARD, from);
 	r->bytes_checked += to - from;
 	if (e >= 0) {
-		failf(r, desc, "buffer byte %llu outside the range was changed",
-		      (unsigned long long)from + (unsigned long long)e);
-		if (total_fail <= MAX_FAIL_PRINT)
+		test_fail_in(desc, "buffer byte %llu outside the range was changed",
+			     (unsigned long long)from + (unsigned long long)e);
+		if (test_fail_printing())
 			pat_report("buffer guard", t->map + from, to - from, SEED_GUARD, from, e,
 				   false);
 		*bad = true;
@@ -351,7 +328,7 @@ static void do_read(struct run *r, int path, int fd, const char *mode, struct fi
 	if (c->foff < f->size)
 		exp = (size_t)(f->size - c->foff) < c->len ? (size_t)(f->size - c->foff) : c->len;
 	snprintf(desc, sizeof(desc), "%s read path=%s fd=%s buf_off=%zu file_off=%lld len=%zu "
-		 "(file size %lld)", r->name, pname(path), mode, c->boff, (long long)c->foff,
+		 "(file size %lld)", r->name, test_pname(path), mode, c->boff, (long long)c->foff,
 		 c->len, (long long)f->size);
 
 	/* the range starts as the complement of what must arrive: every byte must change */
@@ -370,13 +347,14 @@ static void do_read(struct run *r, int path, int fd, const char *mode, struct fi
 	if (ret == -EOPNOTSUPP && path != DMAIO_PATH_AUTO && !mandatory(path)) {
 		r->ps[path].na++;
 		if (x.done != 0)
-			failf(r, desc, "refused with -EOPNOTSUPP but xfer.done %llu",
-			      (unsigned long long)x.done);
+			test_fail_in(desc, "refused with -EOPNOTSUPP but xfer.done %llu",
+				     (unsigned long long)x.done);
 		got = 0;
 	} else if (ret != (ssize_t)exp) {
-		failf(r, desc, "returned %s, expected %zu (xfer: done %llu path %s fallbacks %u; "
-		      "choose_path %s: %s)", test_errname(ret), exp, (unsigned long long)x.done,
-		      pname(x.path), x.fallbacks, cp < 0 ? test_errname(cp) : pname(cp), why);
+		test_fail_in(desc, "returned %s, expected %zu (xfer: done %llu path %s "
+			     "fallbacks %u; choose_path %s: %s)", test_errname(ret), exp,
+			     (unsigned long long)x.done, test_pname(x.path), x.fallbacks,
+			     cp < 0 ? test_errname(cp) : test_pname(cp), why);
 		r->ps[path].failed++;
 		got = ret > 0 && (size_t)ret <= c->len ? (size_t)ret : 0;
 		if (ret < 0) {
@@ -400,10 +378,10 @@ static void do_read(struct run *r, int path, int fd, const char *mode, struct fi
 	check_guard(r, desc, t, 0, c->boff, &bad);
 	e = pat_check(t->map + c->boff, got, SEED_FILE, (uint64_t)c->foff);
 	if (e >= 0) {
-		failf(r, desc, "data mismatch at buffer offset %llu (file offset %llu)",
-		      (unsigned long long)(c->boff + (size_t)e),
-		      (unsigned long long)c->foff + (unsigned long long)e);
-		if (total_fail <= MAX_FAIL_PRINT)
+		test_fail_in(desc, "data mismatch at buffer offset %llu (file offset %llu)",
+			     (unsigned long long)(c->boff + (size_t)e),
+			     (unsigned long long)c->foff + (unsigned long long)e);
+		if (test_fail_printing())
 			pat_report("read data", t->map + c->boff, got, SEED_FILE,
 				   (uint64_t)c->foff, e, false);
 		r->ps[path].failed++;
@@ -411,9 +389,9 @@ static void do_read(struct run *r, int path, int fd, const char *mode, struct fi
 	e = pat_check_inv(t->map + c->boff + got, c->len - got, SEED_FILE,
 			  (uint64_t)c->foff + got);
 	if (e >= 0) {
-		failf(r, desc, "buffer byte %llu past the returned count %zu was written",
-		      (unsigned long long)(c->boff + got + (size_t)e), got);
-		if (total_fail <= MAX_FAIL_PRINT)
+		test_fail_in(desc, "buffer byte %llu past the returned count %zu was written",
+			     (unsigned long long)(c->boff + got + (size_t)e), got);
+		if (test_fail_printing())
 			pat_report("past count", t->map + c->boff + got, c->len - got, SEED_FILE,
 				   (uint64_t)c->foff + got, e, true);
 		r->ps[path].failed++;
@@ -452,8 +430,8 @@ static bool check_file_outside(struct run *r, const char *desc, struct file *f, 
 		e = file_check_pattern(f->vfd, lo, (size_t)(end - lo), SEED_DEST, (uint64_t)lo);
 		r->bytes_checked += (uint64_t)(end - lo);
 		if (e != -1) {
-			failf(r, desc, "file byte %lld outside the range changed (%s)", e,
-			      e == -2 ? "short file" : "mismatch");
+			test_fail_in(desc, "file byte %lld outside the range changed (%s)", e,
+				     e == -2 ? "short file" : "mismatch");
 			return false;
 		}
 		lo = end;
@@ -462,7 +440,8 @@ static bool check_file_outside(struct run *r, const char *desc, struct file *f, 
 		e = file_check_zero(f->vfd, lo, (size_t)(hi - lo));
 		r->bytes_checked += (uint64_t)(hi - lo);
 		if (e != -1) {
-			failf(r, desc, "file byte %lld in the hole before the range is not zero", e);
+			test_fail_in(desc, "file byte %lld in the hole before the range is not "
+				     "zero", e);
 			return false;
 		}
 	}
@@ -485,7 +464,7 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 	int cp;
 
 	snprintf(desc, sizeof(desc), "%s write path=%s fd=%s buf_off=%zu file_off=%lld len=%zu "
-		 "(file size %lld)", r->name, pname(path), mode, c->boff, (long long)c->foff,
+		 "(file size %lld)", r->name, test_pname(path), mode, c->boff, (long long)c->foff,
 		 c->len, (long long)f->size);
 
 	/* the existing part of the range starts as the complement of what must arrive */
@@ -506,12 +485,13 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 		r->ps[path].na++;
 		na = true;
 		if (x.done != 0)
-			failf(r, desc, "refused with -EOPNOTSUPP but xfer.done %llu",
-			      (unsigned long long)x.done);
+			test_fail_in(desc, "refused with -EOPNOTSUPP but xfer.done %llu",
+				     (unsigned long long)x.done);
 	} else if (ret != (ssize_t)c->len) {
-		failf(r, desc, "returned %s, expected %zu (xfer: done %llu path %s fallbacks %u; "
-		      "choose_path %s: %s)", test_errname(ret), c->len, (unsigned long long)x.done,
-		      pname(x.path), x.fallbacks, cp < 0 ? test_errname(cp) : pname(cp), why);
+		test_fail_in(desc, "returned %s, expected %zu (xfer: done %llu path %s "
+			     "fallbacks %u; choose_path %s: %s)", test_errname(ret), c->len,
+			     (unsigned long long)x.done, test_pname(x.path), x.fallbacks,
+			     cp < 0 ? test_errname(cp) : test_pname(cp), why);
 		r->ps[path].failed++;
 		ok = false;
 	} else {
@@ -526,8 +506,8 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 		fail_msg("fstat: %s", strerror(errno));
 	newsize = (na || !ok || f->fixed) ? f->size : (end > f->size ? end : f->size);
 	if (!f->fixed && ok && st.st_size != newsize) {
-		failf(r, desc, "file size %lld after the call, expected %lld",
-		      (long long)st.st_size, (long long)newsize);
+		test_fail_in(desc, "file size %lld after the call, expected %lld",
+			     (long long)st.st_size, (long long)newsize);
 		r->ps[path].failed++;
 	}
 
@@ -546,7 +526,8 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 							   (size_t)(pre_end - c->foff), SEED_BUF,
 							   c->boff);
 				if (e != -1) {
-					failf(r, desc, "refused call changed file byte %lld", e);
+					test_fail_in(desc, "refused call changed file byte %lld",
+						     e);
 					r->ps[path].failed++;
 				}
 			}
@@ -554,8 +535,8 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 			e = file_check_pattern(f->vfd, c->foff, c->len, SEED_BUF, c->boff);
 			r->bytes_checked += c->len;
 			if (e != -1) {
-				failf(r, desc, "file data wrong at file offset %lld%s", e,
-				      e == -2 ? " (short file)" : "");
+				test_fail_in(desc, "file data wrong at file offset %lld%s", e,
+					     e == -2 ? " (short file)" : "");
 				r->ps[path].failed++;
 			}
 		}
@@ -566,7 +547,7 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 	e = pat_check(t->map, t->size, SEED_BUF, 0);
 	cpu_end(r, desc, t, DMAIO_SYNC_READ);
 	if (e >= 0) {
-		failf(r, desc, "the write changed buffer byte %lld", e);
+		test_fail_in(desc, "the write changed buffer byte %lld", e);
 		pat_report("write source", t->map, t->size, SEED_BUF, 0, e, false);
 		tier_fill(r, t, SEED_BUF);
 		r->ps[path].failed++;
@@ -588,20 +569,13 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 
 /* ------------------------------------------------------------------------------------------ */
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void run_init(struct run *r, const char *name, struct tier *t)
 {
 	memset(r, 0, sizeof(*r));
 	r->name = name;
 	r->t = t;
-	r->t0 = now();
+	r->t0 = test_now();
+	r->fail0 = test_failures();
 }
 
 static void print_summary(struct run *r)
@@ -609,7 +583,8 @@ static void print_summary(struct run *r)
 	size_t i;
 
 	printf("# %s: %u calls, %llu bytes checked, %u failures, %.1f s", r->name, r->calls,
-	       (unsigned long long)r->bytes_checked, r->failures, now() - r->t0);
+	       (unsigned long long)r->bytes_checked, test_failures() - r->fail0,
+	       test_now() - r->t0);
 	if (r->choose_soft)
 		printf(", %u refusals not foreseen by dmaio_choose_path", r->choose_soft);
 	printf("\n");
@@ -618,14 +593,15 @@ static void print_summary(struct run *r)
 
 		if (!p->served && !p->na && !p->failed)
 			continue;
-		printf("#   %-15s served %4u  not-applicable %4u  failed %u%s\n", pname(paths[i]),
-		       p->served, p->na, p->failed, mandatory(paths[i]) ? "  (mandatory)" : "");
+		printf("#   %-15s served %4u  not-applicable %4u  failed %u%s\n",
+		       test_pname(paths[i]), p->served, p->na, p->failed,
+		       mandatory(paths[i]) ? "  (mandatory)" : "");
 	}
 	fflush(stdout);
 }
 
-/* Summary and end-of-run checks; returns the run's failures (the test fails at its end). */
-static unsigned finish(struct run *r)
+/* Summary and end-of-run checks (the test fails at its end: assert_no_failures_since()). */
+static void finish(struct run *r)
 {
 	size_t i;
 
@@ -635,11 +611,11 @@ static unsigned finish(struct run *r)
 		struct pstat *p = &r->ps[paths[i]];
 
 		if (r->all_paths && mandatory(paths[i]) && p->served == 0)
-			failf(r, r->name, "mandatory path %s served nothing", pname(paths[i]));
+			test_fail_in(r->name, "mandatory path %s served nothing",
+				     test_pname(paths[i]));
 	}
 	if (r->calls == 0)
-		failf(r, r->name, "no call was made");
-	return r->failures;
+		test_fail_in(r->name, "no call was made");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -748,7 +724,7 @@ static void run_matrix(struct run *r, struct file *f, bool write, const struct x
 
 static void test_small(void **state)
 {
-	unsigned nbad = 0;
+	unsigned before = test_failures();
 	struct xcase cs[128];
 	const char *dirs[16];
 	struct tier t;
@@ -775,26 +751,25 @@ static void test_small(void **state)
 		n = small_cases(cs, ARRAY_SIZE(cs), true, src.size);
 		/* every fd mode in the first directory, one mode per case in the others */
 		run_matrix(&r, &src, false, cs, n, args.quick || d > 0);
-		nbad += finish(&r);
+		finish(&r);
 
 		snprintf(name, sizeof(name), "small-write[%d]", d);
 		run_init(&r, name, &t);
 		tier_fill(&r, &t, SEED_BUF);
 		n = small_cases(cs, ARRAY_SIZE(cs), false, dst.size);
 		run_matrix(&r, &dst, true, cs, n, args.quick || d > 0);
-		nbad += finish(&r);
+		finish(&r);
 
 		file_close(&src);
 		file_close(&dst);
 	}
 	tier_free(&t);
-	if (nbad)
-		fail_msg("%u failures", nbad);
+	assert_no_failures_since(before);
 }
 
 static void test_medium(void **state)
 {
-	unsigned nbad = 0;
+	unsigned before = test_failures();
 	const size_t mib = MiB;
 	const off_t fsrc = (off_t)(9 * mib + 12345), fdst = (off_t)(6 * mib + 999);
 	const struct xcase rd[] = {
@@ -834,23 +809,22 @@ static void test_medium(void **state)
 	run_init(&r, "medium-read", &t);
 	tier_fill(&r, &t, SEED_GUARD);
 	run_matrix(&r, &src, false, rd, n, true);
-	nbad += finish(&r);
+	finish(&r);
 
 	run_init(&r, "medium-write", &t);
 	tier_fill(&r, &t, SEED_BUF);
 	run_matrix(&r, &dst, true, wr, n, true);
-	nbad += finish(&r);
+	finish(&r);
 
 	file_close(&src);
 	file_close(&dst);
 	tier_free(&t);
-	if (nbad)
-		fail_msg("%u failures", nbad);
+	assert_no_failures_since(before);
 }
 
 static void test_big(void **state)
 {
-	unsigned nbad = 0;
+	unsigned before = test_failures();
 	const size_t mib = MiB;
 	const off_t fsrc = (off_t)(64 * mib + 3 * 4096 + 1), fdst = (off_t)(mib + 5);
 	struct tier t;
@@ -900,7 +874,7 @@ static void test_big(void **state)
 		do_read(&r, DMAIO_PATH_BUFFERED, fd, "ro", &src, &c1);
 		close(fd);
 	}
-	nbad += finish(&r);
+	finish(&r);
 
 	run_init(&r, "big-write", &t);
 	tier_fill(&r, &t, SEED_BUF);
@@ -918,13 +892,12 @@ static void test_big(void **state)
 		do_write(&r, DMAIO_PATH_BUFFERED, fd, "wo", &dst, &c1);
 		close(fd);
 	}
-	nbad += finish(&r);
+	finish(&r);
 
 	file_close(&src);
 	file_close(&dst);
 	tier_free(&t);
-	if (nbad)
-		fail_msg("%u failures", nbad);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -938,10 +911,11 @@ struct thr {
 	int fd_src, fd_dst, vfd;
 	off_t src_size;
 	size_t lo, hi; /* the thread's part of the buffer */
-	unsigned errors, calls;
-	char msg[256];
+	int id;
+	unsigned calls;
 };
 
+/* A worker: no cmocka assert here (another thread); each problem is a test_fail(). */
 static void *thread_main(void *arg)
 {
 	struct thr *th = arg;
@@ -963,41 +937,37 @@ static void *thread_main(void *arg)
 			len = part / 2 - (i * 7) % 4096;
 			foff = (off_t)((th->lo * 3 + i * 4097) % (size_t)(th->src_size - (off_t)len));
 			if (dmaio_sync_begin(th->t->buf, DMAIO_SYNC_WRITE) != 0)
-				th->errors++;
+				test_fail("thread %d: dmaio_sync_begin failed", th->id);
 			pat_fill_inv(th->t->map + boff, len, SEED_FILE, (uint64_t)foff);
 			dmaio_sync_end(th->t->buf, DMAIO_SYNC_WRITE);
 			ret = dmaio_read_file(th->t->buf, boff, th->fd_src, foff, len,
 					      path_flags(p));
 			th->calls++;
 			if (ret != (ssize_t)len) {
-				if (!th->errors++)
-					snprintf(th->msg, sizeof(th->msg),
-						 "read path %s boff %zu foff %lld len %zu = %s",
-						 pname(p), boff, (long long)foff, len,
-						 test_errname(ret));
+				test_fail("thread %d: read path %s boff %zu foff %lld len %zu = %s",
+					  th->id, test_pname(p), boff, (long long)foff, len,
+					  test_errname(ret));
 				continue;
 			}
 			dmaio_sync_begin(th->t->buf, DMAIO_SYNC_READ);
 			e = pat_check(th->t->map + boff, len, SEED_FILE, (uint64_t)foff);
 			dmaio_sync_end(th->t->buf, DMAIO_SYNC_READ);
-			if (e >= 0 && !th->errors++)
-				snprintf(th->msg, sizeof(th->msg),
-					 "read path %s boff %zu foff %lld len %zu: bad byte %lld",
-					 pname(p), boff, (long long)foff, len, e);
+			if (e >= 0)
+				test_fail("thread %d: read path %s boff %zu foff %lld len %zu: bad "
+					  "byte %lld", th->id, test_pname(p), boff, (long long)foff,
+					  len, e);
 			/* and write the same bytes out to the thread's own part of dst */
 			ret = dmaio_write_file(th->t->buf, boff, th->fd_dst, (off_t)boff, len,
 					       path_flags(p));
 			th->calls++;
-			if (ret != (ssize_t)len && !th->errors++)
-				snprintf(th->msg, sizeof(th->msg),
-					 "write path %s boff %zu len %zu = %s", pname(p), boff, len,
-					 test_errname(ret));
+			if (ret != (ssize_t)len)
+				test_fail("thread %d: write path %s boff %zu len %zu = %s", th->id,
+					  test_pname(p), boff, len, test_errname(ret));
 			e = file_check_pattern(th->vfd, (off_t)boff, len, SEED_FILE,
 					       (uint64_t)foff);
-			if (e != -1 && !th->errors++)
-				snprintf(th->msg, sizeof(th->msg),
-					 "write path %s boff %zu len %zu: file byte %lld wrong",
-					 pname(p), boff, len, e);
+			if (e != -1)
+				test_fail("thread %d: write path %s boff %zu len %zu: file byte "
+					  "%lld wrong", th->id, test_pname(p), boff, len, e);
 		}
 	}
 	return NULL;
@@ -1008,8 +978,8 @@ static void test_threads(void **state)
 	struct thr th[NTHREADS];
 	struct tier t;
 	struct file src, dst;
-	unsigned errors = 0, calls = 0;
-	int i, rc;
+	unsigned calls = 0, before = test_failures();
+	int i, rc, started;
 
 	(void)state;
 	rc = tier_alloc(&t, "threads", SMALL_BUF);
@@ -1019,6 +989,7 @@ static void test_threads(void **state)
 	file_create(&dst, NULL, 0, SEED_DEST);
 	for (i = 0; i < NTHREADS; i++) {
 		memset(&th[i], 0, sizeof(th[i]));
+		th[i].id = i;
 		th[i].t = &t;
 		th[i].src_size = src.size;
 		th[i].vfd = dst.vfd;
@@ -1032,25 +1003,25 @@ static void test_threads(void **state)
 			th[i].fd_dst = open(dst.path, O_RDWR | O_CLOEXEC);
 		assert_true(th[i].fd_src >= 0 && th[i].fd_dst >= 0);
 	}
-	for (i = 0; i < NTHREADS; i++)
-		assert_int_equal(pthread_create(&th[i].tid, NULL, thread_main, &th[i]), 0);
+	/* no assert before every started thread is joined: they use this frame's tier */
+	for (started = 0; started < NTHREADS; started++)
+		if (pthread_create(&th[started].tid, NULL, thread_main, &th[started]))
+			break;
 	for (i = 0; i < NTHREADS; i++) {
-		pthread_join(th[i].tid, NULL);
-		if (th[i].errors)
-			fprintf(stderr, "FAIL: thread %d: %u errors, first: %s\n", i, th[i].errors,
-				th[i].msg);
-		errors += th[i].errors;
+		if (i < started)
+			pthread_join(th[i].tid, NULL);
 		calls += th[i].calls;
 		close(th[i].fd_src);
 		close(th[i].fd_dst);
 	}
-	printf("# threads: %d threads, %u calls on disjoint ranges, %u errors\n", NTHREADS, calls,
-	       errors);
+	printf("# threads: %d threads, %u calls on disjoint ranges, %u errors\n", started, calls,
+	       test_failures() - before);
 	total_calls += calls;
 	file_close(&src);
 	file_close(&dst);
 	tier_free(&t);
-	assert_int_equal(errors, 0);
+	assert_int_equal(started, NTHREADS);
+	assert_no_failures_since(before);
 	assert_true(calls > 0);
 }
 
@@ -1071,7 +1042,7 @@ static int provider_slot(void)
 
 static void test_rawdev(void **state)
 {
-	unsigned nbad = 0;
+	unsigned before = test_failures();
 	const char *dev = getenv("DMAIO_TEST_RAWDEV");
 	const struct xcase cs[] = {
 		{ 0, 0, 65536 },   { 1, 4097, 100001 }, { 4095, 1537, 4097 },
@@ -1148,10 +1119,10 @@ static void test_rawdev(void **state)
 			if (ret == -EOPNOTSUPP && !mandatory(paths[p]))
 				continue;
 			snprintf(desc, sizeof(desc), "rawdev read-back path=%s fd=%s boff=%zu "
-				 "off=%lld len=%zu", pname(paths[p]), m ? "rw+direct" : "rw",
+				 "off=%lld len=%zu", test_pname(paths[p]), m ? "rw+direct" : "rw",
 				 c.boff, (long long)c.foff, c.len);
 			if (ret != (ssize_t)c.len) {
-				failf(&r, desc, "write = %s", test_errname(ret));
+				test_fail_in(desc, "write = %s", test_errname(ret));
 				continue;
 			}
 			ret = dmaio_read_file(rt.buf, 4096 + i, fds[m ^ 1], c.foff, c.len, fl);
@@ -1159,12 +1130,12 @@ static void test_rawdev(void **state)
 				/* the forced path refuses these offsets (uring-dmabuf: buffer and
 				 * device offsets not congruent modulo the block): no read-back */
 			} else if (ret != (ssize_t)c.len) {
-				failf(&r, desc, "read = %s", test_errname(ret));
+				test_fail_in(desc, "read = %s", test_errname(ret));
 			} else {
 				cpu_begin(&r, desc, &rt, DMAIO_SYNC_RW);
 				e = pat_check(rt.map + 4096 + i, c.len, SEED_BUF, c.boff);
 				if (e >= 0) {
-					failf(&r, desc, "read-back byte %lld differs", e);
+					test_fail_in(desc, "read-back byte %lld differs", e);
 					pat_report("read-back", rt.map + 4096 + i, c.len, SEED_BUF,
 						   c.boff, e, false);
 				}
@@ -1174,7 +1145,7 @@ static void test_rawdev(void **state)
 						      rt.size - 4096 - i - c.len, SEED_GUARD,
 						      4096 + i + c.len);
 				if (e >= 0)
-					failf(&r, desc, "read-back wrote outside its range");
+					test_fail_in(desc, "read-back wrote outside its range");
 				pat_fill(rt.map, rt.size, SEED_GUARD, 0);
 				cpu_end(&r, desc, &rt, DMAIO_SYNC_RW);
 			}
@@ -1191,13 +1162,13 @@ static void test_rawdev(void **state)
 		assert_int_equal(pread_full(f.vfd, own, 1000, (off_t)devsize - 1000), 1000);
 		ret = dmaio_read_file(rt.buf, 0, fds[1], (off_t)devsize - 1000, 4096, 0);
 		if (ret != 1000)
-			failf(&r, "rawdev end", "read across the device end = %s, expected 1000",
-			      test_errname(ret));
+			test_fail_in("rawdev end", "read across the device end = %s, expected 1000",
+				     test_errname(ret));
 		cpu_begin(&r, "rawdev end", &rt, DMAIO_SYNC_READ);
 		if (ret == 1000 && mem_first_diff(rt.map, own, 1000) >= 0)
-			failf(&r, "rawdev end", "last 1000 bytes differ from pread");
+			test_fail_in("rawdev end", "last 1000 bytes differ from pread");
 		if (pat_check(rt.map + 1000, 3096, SEED_GUARD, 1000) >= 0)
-			failf(&r, "rawdev end", "bytes past the device end were written");
+			test_fail_in("rawdev end", "bytes past the device end were written");
 		cpu_end(&r, "rawdev end", &rt, DMAIO_SYNC_READ);
 		free(own);
 	}
@@ -1206,9 +1177,8 @@ static void test_rawdev(void **state)
 	tier_free(&wt);
 	tier_free(&rt);
 	close(f.vfd);
-	nbad += finish(&r);
-	if (nbad)
-		fail_msg("%u failures", nbad);
+	finish(&r);
+	assert_no_failures_since(before);
 }
 
 /* The context's counters add up everything the buffers (freed ones included) did. */

@@ -715,7 +715,7 @@ static const struct bad_gg bad_ggs[] = {
 
 static void test_malformed(void **state)
 {
-	unsigned n = 0, bad = 0;
+	unsigned n = 0, before = test_failures();
 	int fds0 = test_count_fds();
 
 	(void)state;
@@ -730,11 +730,9 @@ static void test_malformed(void **state)
 		want = -EOPNOTSUPP; /* without jansson every safetensors file is refused */
 #endif
 		n++;
-		if (r != want || m) {
-			printf("FAIL: safetensors, %s: %s, expected %s\n", c->what, test_errname(r),
-			       test_errname(want));
-			bad++;
-		}
+		if (r != want || m)
+			test_fail("safetensors, %s: %s, expected %s", c->what, test_errname(r),
+				  test_errname(want));
 		close(fd);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(bad_ggs); i++) {
@@ -744,16 +742,14 @@ static void test_malformed(void **state)
 		int r = open_one(fd, &m);
 
 		n++;
-		if (r != c->err || m) {
-			printf("FAIL: GGUF, %s: %s, expected %s\n", c->what, test_errname(r),
-			       test_errname(c->err));
-			bad++;
-		}
+		if (r != c->err || m)
+			test_fail("GGUF, %s: %s, expected %s", c->what, test_errname(r),
+				  test_errname(c->err));
 		close(fd);
 	}
-	printf("# %u malformed files, %u not refused as expected\n", n, bad);
+	printf("# %u malformed files, %u not refused as expected\n", n, test_failures() - before);
 	assert_true(n >= 30);
-	assert_int_equal(bad, 0);
+	assert_no_failures_since(before);
 	assert_int_equal(test_count_fds(), fds0);
 }
 
@@ -956,12 +952,11 @@ static void test_args(void **state)
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
-static unsigned check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64_t *seeds,
+static void check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64_t *seeds,
 			   const uint32_t *sel, unsigned nsel, uint32_t mode, uint64_t align,
 			   uint64_t max_buf)
 {
 	int nt = dmaio_model_count(m), nb = dmaio_load_buf_count(l);
-	unsigned bad = 0;
 	void **maps = calloc((size_t)nb + 1, sizeof(void *));
 	uint64_t *covered = calloc((size_t)nb + 1, sizeof(uint64_t));
 	struct dmaio_load_stats st;
@@ -1006,7 +1001,9 @@ static unsigned check_load(struct dmaio_model *m, struct dmaio_load *l, const ui
 		long long at = pat_check((char *)maps[pl.buf_index] + pl.offset, (size_t)pl.size,
 					 seeds[ti.file], ti.offset);
 		if (at >= 0) {
-			if (bad++ < 5)
+			test_fail("tensor %s: byte %lld of %llu wrong in buffer %u", ti.name, at,
+				  (unsigned long long)pl.size, pl.buf_index);
+			if (test_fail_printing())
 				pat_report(ti.name, (char *)maps[pl.buf_index] + pl.offset,
 					   (size_t)pl.size, seeds[ti.file], ti.offset, at, false);
 		}
@@ -1036,7 +1033,6 @@ static unsigned check_load(struct dmaio_model *m, struct dmaio_load *l, const ui
 	assert_int_equal(pb, st.bytes);
 	free(maps);
 	free(covered);
-	return bad;
 }
 
 static void test_load(void **state)
@@ -1058,6 +1054,7 @@ static void test_load(void **state)
 		{ DMAIO_LOAD_PACKED, 256, 1, true },
 		{ DMAIO_LOAD_PER_TENSOR, 0, 0, true },
 	};
+	unsigned before;
 
 	(void)state;
 	make_shards(&s, false);
@@ -1111,9 +1108,10 @@ static void test_load(void **state)
 		printf("# mode %u align %u max_buf %llu%s: %d buffers\n", o.mode, o.align,
 		       (unsigned long long)o.max_buf, o.select ? " selected" : "",
 		       dmaio_load_buf_count(l));
-		assert_int_equal(check_load(m, l, s.seeds, o.select, nsel, o.mode,
-					    o.align ? o.align : 1,
-					    o.max_buf ? o.max_buf : (uint64_t)1 << 40), 0);
+		before = test_failures();
+		check_load(m, l, s.seeds, o.select, nsel, o.mode, o.align ? o.align : 1,
+			   o.max_buf ? o.max_buf : (uint64_t)1 << 40);
+		assert_no_failures_since(before);
 		dmaio_load_free(l);
 		assert_int_equal(test_count_fds(), fds0);
 	}
@@ -1131,6 +1129,7 @@ static void test_load_into(void **state)
 	struct dmaio_load_opts o;
 	struct dmaio_load *l = NULL;
 	uint64_t total = 0;
+	unsigned before;
 	int nt, fds0;
 	void *map;
 
@@ -1166,8 +1165,10 @@ static void test_load_into(void **state)
 		assert_int_equal(dmaio_load_buf_count(l), 2);
 		assert_ptr_equal(dmaio_load_buf(l, 0), b[0]);
 		assert_ptr_equal(dmaio_load_buf(l, 1), b[1]);
-		assert_int_equal(check_load(m, l, s.seeds, NULL, 0, DMAIO_LOAD_PACKED, 64,
-					    total + ((uint64_t)nt << 12)), 0);
+		before = test_failures();
+		check_load(m, l, s.seeds, NULL, 0, DMAIO_LOAD_PACKED, 64,
+			   total + ((uint64_t)nt << 12));
+		assert_no_failures_since(before);
 		dmaio_load_free(l);
 		l = NULL;
 		/* still the caller's */

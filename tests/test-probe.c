@@ -2,6 +2,8 @@
 /*
  * test-probe: dmaio_probe_system(), dmaio_probe_heaps() and dmaio_probe_file() against what the
  * test finds out by itself (sysconf, /dev/dma_heap, its own ioctls, its own O_DIRECT I/O).
+ * Every answer is compared on its own and each mismatch reported (test_expect(), common.h), so
+ * one run shows all that a probe gets wrong; each test fails at its end when any was reported.
  *
  * Usage: test-probe [--heap NAME] [--expect-devices]
  *   --heap: also check what the probes say about that provider (skip 77 when it is missing).
@@ -13,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/dma-buf.h>
-#include <linux/dma-heap.h>
 #include <linux/fs.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,29 +51,6 @@ struct rw_file_arg {
 
 static struct test_args args;
 static bool expect;
-static unsigned nchecks, nfail;
-
-static void __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	nfail++;
-	fprintf(stderr, "FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* this test's own CHECK: it counts failures and goes on (common.h's fails the test at once) */
-#undef CHECK
-#define CHECK(cond, ...)                                                                      \
-	do {                                                                                  \
-		nchecks++;                                                                    \
-		if (!(cond))                                                                  \
-			bad(__VA_ARGS__);                                                     \
-	} while (0)
-
 static const char *capname(int c)
 {
 	switch (c) {
@@ -90,20 +68,6 @@ static const char *capname(int c)
 static bool valid_cap(int c)
 {
 	return c == DMAIO_CAP_UNKNOWN || c == DMAIO_CAP_YES || c == DMAIO_CAP_NO;
-}
-
-static long read_long(const char *path)
-{
-	char b[64] = "";
-	long v = -1;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -1;
-	if (fgets(b, sizeof(b), f))
-		v = strtol(b, NULL, 10);
-	fclose(f);
-	return v;
 }
 
 /* Entries of /dev/dma_heap: count, or -errno. Names into @names when not NULL. */
@@ -124,23 +88,6 @@ static int list_heaps(char names[][64], int max)
 	}
 	closedir(d);
 	return n;
-}
-
-/* Our own one-page allocation from a heap: the dma-buf fd or -errno. */
-static int own_heap_alloc(const char *name, size_t len)
-{
-	struct dma_heap_allocation_data d = { .len = len, .fd_flags = O_RDWR | O_CLOEXEC };
-	char p[128];
-	int hfd, rc;
-
-	snprintf(p, sizeof(p), "/dev/dma_heap/%s", name);
-	hfd = open(p, O_RDONLY | O_CLOEXEC);
-	if (hfd < 0)
-		return -errno;
-	rc = ioctl(hfd, DMA_HEAP_IOCTL_ALLOC, &d);
-	rc = rc < 0 ? -errno : (int)d.fd;
-	close(hfd);
-	return rc;
 }
 
 static int own_io_uring(void)
@@ -196,7 +143,7 @@ static void test_system(void **state)
 	struct dmaio_sys_info a, b;
 	long hp_kb, lim, ll, dis;
 	int nh, ours, ufd;
-	unsigned before = nfail;
+	unsigned before = test_failures();
 
 	(void)state;
 	assert_int_equal(dmaio_ctx_new(&ctx), 0);
@@ -204,8 +151,8 @@ static void test_system(void **state)
 	memset(&b, 0x5a, sizeof(b));
 	assert_int_equal(dmaio_probe_system(ctx, &a), 0);
 	assert_int_equal(dmaio_probe_system(ctx, &b), 0);
-	CHECK(memcmp(&a, &b, offsetof(struct dmaio_sys_info, reserved)) == 0,
-	      "two dmaio_probe_system() calls on one context differ");
+	test_expect(memcmp(&a, &b, offsetof(struct dmaio_sys_info, reserved)) == 0,
+		    "two dmaio_probe_system() calls on one context differ");
 	printf("# page %u, heaps %d, udmabuf %s (%s, limit %llu, list %u), udmabuf-huge %s, "
 	       "hugetlb memfd %s (%u), io_uring %s (%s, disabled %d, fixed %s), uring-dmabuf %s, "
 	       "drm %s (%s), rw_file kernel %s\n",
@@ -216,20 +163,22 @@ static void test_system(void **state)
 	       capname(a.io_uring_fixed), capname(a.uring_dmabuf), capname(a.drm), a.drm_node,
 	       capname(a.rw_file_kernel));
 
-	CHECK(a.page_size == (uint32_t)sysconf(_SC_PAGESIZE), "page_size %u, sysconf %ld",
-	      a.page_size, sysconf(_SC_PAGESIZE));
-	CHECK(valid_cap(a.udmabuf) && valid_cap(a.udmabuf_huge) && valid_cap(a.hugetlb_memfd) &&
-		      valid_cap(a.io_uring) && valid_cap(a.io_uring_fixed) &&
-		      valid_cap(a.uring_dmabuf) && valid_cap(a.drm) && valid_cap(a.rw_file_kernel),
-	      "a capability field holds a value outside enum dmaio_cap");
+	test_expect(a.page_size == (uint32_t)sysconf(_SC_PAGESIZE), "page_size %u, sysconf %ld",
+		    a.page_size, sysconf(_SC_PAGESIZE));
+	test_expect(valid_cap(a.udmabuf) && valid_cap(a.udmabuf_huge) &&
+			    valid_cap(a.hugetlb_memfd) && valid_cap(a.io_uring) &&
+			    valid_cap(a.io_uring_fixed) && valid_cap(a.uring_dmabuf) &&
+			    valid_cap(a.drm) && valid_cap(a.rw_file_kernel),
+		    "a capability field holds a value outside enum dmaio_cap");
 
 	/* heaps */
 	nh = list_heaps(NULL, 0);
 	if (nh == -ENOENT)
-		CHECK(a.nheaps == 0 || a.nheaps == -ENOENT,
-		      "no /dev/dma_heap but nheaps = %d (expected 0 or -ENOENT)", a.nheaps);
+		test_expect(a.nheaps == 0 || a.nheaps == -ENOENT,
+			    "no /dev/dma_heap but nheaps = %d (expected 0 or -ENOENT)", a.nheaps);
 	else
-		CHECK(a.nheaps == nh, "nheaps %d, /dev/dma_heap has %d entries", a.nheaps, nh);
+		test_expect(a.nheaps == nh, "nheaps %d, /dev/dma_heap has %d entries", a.nheaps,
+			    nh);
 
 	/* udmabuf */
 	ufd = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
@@ -237,96 +186,86 @@ static void test_system(void **state)
 	if (ufd >= 0)
 		close(ufd);
 	if (ours == 0) {
-		CHECK(a.udmabuf == DMAIO_CAP_YES, "/dev/udmabuf opens here, udmabuf = %s",
-		      capname(a.udmabuf));
+		test_expect(a.udmabuf == DMAIO_CAP_YES, "/dev/udmabuf opens here, udmabuf = %s",
+			    capname(a.udmabuf));
 	} else {
-		CHECK(a.udmabuf == DMAIO_CAP_NO && a.udmabuf_err == ours,
-		      "/dev/udmabuf: open gives %s, probe says %s %s", test_errname(ours),
-		      capname(a.udmabuf), test_errname(a.udmabuf_err));
+		test_expect(a.udmabuf == DMAIO_CAP_NO && a.udmabuf_err == ours,
+			    "/dev/udmabuf: open gives %s, probe says %s %s", test_errname(ours),
+			    capname(a.udmabuf), test_errname(a.udmabuf_err));
 	}
-	lim = read_long("/sys/module/udmabuf/parameters/size_limit_mb");
+	lim = test_read_long("/sys/module/udmabuf/parameters/size_limit_mb");
 	if (a.udmabuf == DMAIO_CAP_YES && lim > 0)
-		CHECK(a.udmabuf_size_limit == (uint64_t)lim * MiB,
-		      "udmabuf_size_limit %llu, size_limit_mb %ld",
-		      (unsigned long long)a.udmabuf_size_limit, lim);
-	ll = read_long("/sys/module/udmabuf/parameters/list_limit");
+		test_expect(a.udmabuf_size_limit == (uint64_t)lim * MiB,
+			    "udmabuf_size_limit %llu, size_limit_mb %ld",
+			    (unsigned long long)a.udmabuf_size_limit, lim);
+	ll = test_read_long("/sys/module/udmabuf/parameters/list_limit");
 	if (a.udmabuf == DMAIO_CAP_YES && ll > 0)
-		CHECK(a.udmabuf_list_limit == (uint32_t)ll, "udmabuf_list_limit %u, list_limit %ld",
-		      a.udmabuf_list_limit, ll);
+		test_expect(a.udmabuf_list_limit == (uint32_t)ll,
+			    "udmabuf_list_limit %u, list_limit %ld", a.udmabuf_list_limit, ll);
 	if (a.udmabuf != DMAIO_CAP_YES)
-		CHECK(a.udmabuf_huge != DMAIO_CAP_YES, "udmabuf_huge YES without udmabuf");
+		test_expect(a.udmabuf_huge != DMAIO_CAP_YES, "udmabuf_huge YES without udmabuf");
 
 	/* huge pages */
-	hp_kb = -1;
-	{
-		FILE *f = fopen("/proc/meminfo", "re");
-		char line[128];
-
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "Hugepagesize: %ld kB", &hp_kb) == 1)
-				break;
-		if (f)
-			fclose(f);
-	}
+	hp_kb = test_meminfo("Hugepagesize");
 	if (hp_kb > 0)
-		CHECK(a.huge_page_size == 0 || a.huge_page_size == (uint32_t)hp_kb * 1024,
-		      "huge_page_size %u, /proc/meminfo Hugepagesize %ld kB", a.huge_page_size,
-		      hp_kb);
+		test_expect(a.huge_page_size == 0 || a.huge_page_size == (uint32_t)hp_kb * 1024,
+			    "huge_page_size %u, /proc/meminfo Hugepagesize %ld kB",
+			    a.huge_page_size, hp_kb);
 	else
-		CHECK(a.huge_page_size == 0, "huge_page_size %u without Hugepagesize",
-		      a.huge_page_size);
+		test_expect(a.huge_page_size == 0, "huge_page_size %u without Hugepagesize",
+			    a.huge_page_size);
 	if (a.hugetlb_memfd != DMAIO_CAP_UNKNOWN) {
 		ours = own_hugetlb_memfd(hp_kb > 0 ? (size_t)hp_kb * 1024 : 0);
-		CHECK((ours == 0) == (a.hugetlb_memfd == DMAIO_CAP_YES),
-		      "hugetlb_memfd %s, our own MFD_HUGETLB memfd + mmap: %s",
-		      capname(a.hugetlb_memfd), test_errname(ours));
+		test_expect((ours == 0) == (a.hugetlb_memfd == DMAIO_CAP_YES),
+			    "hugetlb_memfd %s, our own MFD_HUGETLB memfd + mmap: %s",
+			    capname(a.hugetlb_memfd), test_errname(ours));
 	}
 
 	/* io_uring */
-	dis = read_long("/proc/sys/kernel/io_uring_disabled");
-	CHECK(a.io_uring_disabled == (int32_t)dis, "io_uring_disabled %d, /proc says %ld",
-	      a.io_uring_disabled, dis);
+	dis = test_read_long("/proc/sys/kernel/io_uring_disabled");
+	test_expect(a.io_uring_disabled == (int32_t)dis, "io_uring_disabled %d, /proc says %ld",
+		    a.io_uring_disabled, dis);
 	if (a.io_uring != DMAIO_CAP_UNKNOWN) {
 		ours = own_io_uring();
-		CHECK((ours == 0) == (a.io_uring == DMAIO_CAP_YES),
-		      "io_uring %s (%s), our own io_uring_setup: %s", capname(a.io_uring),
-		      test_errname(a.io_uring_err), test_errname(ours));
+		test_expect((ours == 0) == (a.io_uring == DMAIO_CAP_YES),
+			    "io_uring %s (%s), our own io_uring_setup: %s", capname(a.io_uring),
+			    test_errname(a.io_uring_err), test_errname(ours));
 		if (ours && a.io_uring == DMAIO_CAP_NO)
-			CHECK(a.io_uring_err == ours, "io_uring_err %s, ours %s",
-			      test_errname(a.io_uring_err), test_errname(ours));
+			test_expect(a.io_uring_err == ours, "io_uring_err %s, ours %s",
+				    test_errname(a.io_uring_err), test_errname(ours));
 	}
 	if (a.io_uring != DMAIO_CAP_YES)
-		CHECK(a.io_uring_fixed != DMAIO_CAP_YES && a.uring_dmabuf != DMAIO_CAP_YES,
-		      "io_uring features YES without io_uring");
+		test_expect(a.io_uring_fixed != DMAIO_CAP_YES && a.uring_dmabuf != DMAIO_CAP_YES,
+			    "io_uring features YES without io_uring");
 
 	/* drm */
 	if (a.drm == DMAIO_CAP_YES) {
 		struct stat st;
 
-		CHECK(strncmp(a.drm_node, "/dev/dri/", 9) == 0 && stat(a.drm_node, &st) == 0 &&
-			      S_ISCHR(st.st_mode),
-		      "drm YES but drm_node \"%.32s\" is not a /dev/dri character device",
-		      a.drm_node);
+		test_expect(strncmp(a.drm_node, "/dev/dri/", 9) == 0 &&
+				    stat(a.drm_node, &st) == 0 && S_ISCHR(st.st_mode),
+			    "drm YES but drm_node \"%.32s\" is not a /dev/dri character device",
+			    a.drm_node);
 	}
 	if (access("/dev/dri", F_OK) != 0)
-		CHECK(a.drm != DMAIO_CAP_YES, "drm YES without /dev/dri");
-	CHECK(memchr(a.drm_node, 0, sizeof(a.drm_node)) != NULL, "drm_node not terminated");
+		test_expect(a.drm != DMAIO_CAP_YES, "drm YES without /dev/dri");
+	test_expect(memchr(a.drm_node, 0, sizeof(a.drm_node)) != NULL, "drm_node not terminated");
 
 	/* the default context answers the same */
 	assert_int_equal(dmaio_probe_system(NULL, &b), 0);
-	CHECK(a.page_size == b.page_size && a.nheaps == b.nheaps && a.udmabuf == b.udmabuf,
-	      "the default context probes differently");
+	test_expect(a.page_size == b.page_size && a.nheaps == b.nheaps && a.udmabuf == b.udmabuf,
+		    "the default context probes differently");
 
 	if (expect) {
-		CHECK(a.nheaps >= 1, "expected devices: nheaps %d", a.nheaps);
-		CHECK(a.udmabuf == DMAIO_CAP_YES, "expected devices: udmabuf %s (%s)",
-		      capname(a.udmabuf), test_errname(a.udmabuf_err));
+		test_expect(a.nheaps >= 1, "expected devices: nheaps %d", a.nheaps);
+		test_expect(a.udmabuf == DMAIO_CAP_YES, "expected devices: udmabuf %s (%s)",
+			    capname(a.udmabuf), test_errname(a.udmabuf_err));
 	} else if (access("/dev/dma_heap", F_OK) != 0 && access("/dev/udmabuf", F_OK) != 0) {
 		printf("# no device nodes (host): nheaps %d, udmabuf %s %s\n", a.nheaps,
 		       capname(a.udmabuf), test_errname(a.udmabuf_err));
 	}
 	dmaio_ctx_free(ctx);
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -339,7 +278,7 @@ static int own_rw_file(const char *heap)
 	int bfd, fd, rc;
 	uint8_t *m;
 
-	bfd = own_heap_alloc(heap, 4096);
+	bfd = test_heap_alloc_fd(heap, 4096);
 	if (bfd < 0)
 		return bfd;
 	fd = test_tmpfile(NULL, path, sizeof(path));
@@ -354,13 +293,10 @@ static int own_rw_file(const char *heap)
 		/* really there? */
 		m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, bfd, 0);
 		if (m != MAP_FAILED) {
-			struct dma_buf_sync s = { DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
-
-			ioctl(bfd, DMA_BUF_IOCTL_SYNC, &s);
+			test_dmabuf_sync(bfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 			if (pat_check(m, 4096, SEED_FILE, 4096) >= 0)
 				rc = -EIO;
-			s.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
-			ioctl(bfd, DMA_BUF_IOCTL_SYNC, &s);
+			test_dmabuf_sync(bfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 			munmap(m, 4096);
 		}
 	}
@@ -376,53 +312,56 @@ static void test_heaps(void **state)
 	struct dmaio_heap_info hi[66];
 	struct dmaio_sys_info si;
 	int n, nd, i, j, rc, any_yes = 0, any_notty = 0, any_rw = 0;
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	uint8_t pat[sizeof(hi[0])];
 
 	(void)state;
 	nd = list_heaps(names, 64);
 	n = dmaio_probe_heaps(NULL, NULL, 0);
 	if (nd == -ENOENT) {
-		CHECK(n == 0, "no /dev/dma_heap, dmaio_probe_heaps = %d (expected 0)", n);
+		test_expect(n == 0, "no /dev/dma_heap, dmaio_probe_heaps = %d (expected 0)", n);
 		printf("# no dma-heaps here\n");
-		assert_int_equal(nfail, before);
+		assert_no_failures_since(before);
 		return;
 	}
-	CHECK(n == nd, "dmaio_probe_heaps(max 0) = %d, /dev/dma_heap has %d", n, nd);
+	test_expect(n == nd, "dmaio_probe_heaps(max 0) = %d, /dev/dma_heap has %d", n, nd);
 	if (nd > 64)
 		nd = 64;
 	memset(hi, 0xa5, sizeof(hi));
 	memset(pat, 0xa5, sizeof(pat));
 	rc = dmaio_probe_heaps(NULL, hi, (size_t)nd + 2);
-	CHECK(rc == nd, "dmaio_probe_heaps(max %d) = %d, expected %d", nd + 2, rc, nd);
-	CHECK(memcmp(&hi[nd], pat, sizeof(pat)) == 0 && memcmp(&hi[nd + 1], pat, sizeof(pat)) == 0,
-	      "dmaio_probe_heaps wrote past the heaps present");
+	test_expect(rc == nd, "dmaio_probe_heaps(max %d) = %d, expected %d", nd + 2, rc, nd);
+	test_expect(memcmp(&hi[nd], pat, sizeof(pat)) == 0 &&
+			    memcmp(&hi[nd + 1], pat, sizeof(pat)) == 0,
+		    "dmaio_probe_heaps wrote past the heaps present");
 	for (i = 0; i < nd; i++) {
 		struct dmaio_heap_info *h = &hi[i];
 		int own;
 
-		CHECK(memchr(h->name, 0, sizeof(h->name)) != NULL, "heap %d name not terminated", i);
+		test_expect(memchr(h->name, 0, sizeof(h->name)) != NULL,
+			    "heap %d name not terminated", i);
 		for (j = 0; j < nd; j++)
 			if (strcmp(h->name, names[j]) == 0)
 				break;
-		CHECK(j < nd, "heap \"%.64s\" is not in /dev/dma_heap", h->name);
+		test_expect(j < nd, "heap \"%.64s\" is not in /dev/dma_heap", h->name);
 		for (j = 0; j < i; j++)
-			CHECK(strcmp(h->name, hi[j].name) != 0, "heap %s listed twice", h->name);
-		CHECK(valid_cap(h->alloc) && valid_cap(h->mmap) && valid_cap(h->rw_file),
-		      "heap %s: capability outside enum dmaio_cap", h->name);
-		own = own_heap_alloc(h->name, 4096);
-		CHECK((own >= 0) == (h->alloc == DMAIO_CAP_YES),
-		      "heap %s: alloc %s (%s), our own one-page allocation: %s", h->name,
-		      capname(h->alloc), test_errname(h->alloc_err), test_errname(own));
+			test_expect(strcmp(h->name, hi[j].name) != 0, "heap %s listed twice",
+				    h->name);
+		test_expect(valid_cap(h->alloc) && valid_cap(h->mmap) && valid_cap(h->rw_file),
+			    "heap %s: capability outside enum dmaio_cap", h->name);
+		own = test_heap_alloc_fd(h->name, 4096);
+		test_expect((own >= 0) == (h->alloc == DMAIO_CAP_YES),
+			    "heap %s: alloc %s (%s), our own one-page allocation: %s", h->name,
+			    capname(h->alloc), test_errname(h->alloc_err), test_errname(own));
 		if (own < 0 && h->alloc == DMAIO_CAP_NO)
-			CHECK(h->alloc_err == own, "heap %s: alloc_err %s, ours %s", h->name,
-			      test_errname(h->alloc_err), test_errname(own));
+			test_expect(h->alloc_err == own, "heap %s: alloc_err %s, ours %s", h->name,
+				    test_errname(h->alloc_err), test_errname(own));
 		if (own >= 0) {
 			void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, own, 0);
 
-			CHECK((m != MAP_FAILED) == (h->mmap == DMAIO_CAP_YES),
-			      "heap %s: mmap %s, our own mmap %s", h->name, capname(h->mmap),
-			      m == MAP_FAILED ? strerror(errno) : "works");
+			test_expect((m != MAP_FAILED) == (h->mmap == DMAIO_CAP_YES),
+				    "heap %s: mmap %s, our own mmap %s", h->name, capname(h->mmap),
+				    m == MAP_FAILED ? strerror(errno) : "works");
 			if (m != MAP_FAILED)
 				munmap(m, 4096);
 			close(own);
@@ -431,16 +370,17 @@ static void test_heaps(void **state)
 		if (h->alloc == DMAIO_CAP_YES && h->rw_file != DMAIO_CAP_UNKNOWN) {
 			int r = own_rw_file(h->name);
 
-			CHECK((r == 0) == (h->rw_file == DMAIO_CAP_YES),
-			      "heap %s: rw_file %s (%s), our own RW_FILE read: %s", h->name,
-			      capname(h->rw_file), test_errname(h->rw_file_err), test_errname(r));
+			test_expect((r == 0) == (h->rw_file == DMAIO_CAP_YES),
+				    "heap %s: rw_file %s (%s), our own RW_FILE read: %s", h->name,
+				    capname(h->rw_file), test_errname(h->rw_file_err),
+				    test_errname(r));
 			if (h->rw_file == DMAIO_CAP_NO)
-				CHECK(h->rw_file_err == -ENOTTY || h->rw_file_err == -EINVAL,
-				      "heap %s: rw_file_err %s", h->name,
-				      test_errname(h->rw_file_err));
+				test_expect(h->rw_file_err == -ENOTTY || h->rw_file_err == -EINVAL,
+					    "heap %s: rw_file_err %s", h->name,
+					    test_errname(h->rw_file_err));
 			if (h->rw_file == DMAIO_CAP_NO && r != 0 && (r == -ENOTTY || r == -EINVAL))
-				CHECK(h->rw_file_err == r, "heap %s: rw_file_err %s, ours %s",
-				      h->name, test_errname(h->rw_file_err), test_errname(r));
+				test_expect(h->rw_file_err == r, "heap %s: rw_file_err %s, ours %s",
+					    h->name, test_errname(h->rw_file_err), test_errname(r));
 			any_notty += h->rw_file_err == -ENOTTY;
 			any_rw += h->rw_file == DMAIO_CAP_YES;
 		}
@@ -453,26 +393,28 @@ static void test_heaps(void **state)
 	if (nd >= 2) {
 		memset(hi, 0xa5, sizeof(hi));
 		rc = dmaio_probe_heaps(NULL, hi, (size_t)nd - 1);
-		CHECK(rc == nd, "dmaio_probe_heaps(max %d) = %d, expected %d", nd - 1, rc, nd);
-		CHECK(memcmp(&hi[nd - 1], pat, sizeof(pat)) == 0,
-		      "dmaio_probe_heaps(max %d) wrote entry %d", nd - 1, nd - 1);
+		test_expect(rc == nd, "dmaio_probe_heaps(max %d) = %d, expected %d", nd - 1, rc,
+			    nd);
+		test_expect(memcmp(&hi[nd - 1], pat, sizeof(pat)) == 0,
+			    "dmaio_probe_heaps(max %d) wrote entry %d", nd - 1, nd - 1);
 	}
 	/* the kernel-level RW_FILE answer agrees with the heaps' */
 	assert_int_equal(dmaio_probe_system(NULL, &si), 0);
 	if (any_rw)
-		CHECK(si.rw_file_kernel == DMAIO_CAP_YES, "a heap takes RW_FILE, rw_file_kernel %s",
-		      capname(si.rw_file_kernel));
+		test_expect(si.rw_file_kernel == DMAIO_CAP_YES,
+			    "a heap takes RW_FILE, rw_file_kernel %s", capname(si.rw_file_kernel));
 	if (any_notty)
-		CHECK(si.rw_file_kernel == DMAIO_CAP_NO, "-ENOTTY from a heap, rw_file_kernel %s",
-		      capname(si.rw_file_kernel));
+		test_expect(si.rw_file_kernel == DMAIO_CAP_NO,
+			    "-ENOTTY from a heap, rw_file_kernel %s", capname(si.rw_file_kernel));
 	if (expect) {
-		CHECK(any_yes >= 1, "expected devices: no heap allocates");
+		test_expect(any_yes >= 1, "expected devices: no heap allocates");
 		for (i = 0; i < nd; i++)
 			if (strcmp(hi[i].name, "system") == 0)
-				CHECK(hi[i].alloc == DMAIO_CAP_YES, "expected devices: system heap %s",
-				      capname(hi[i].alloc));
+				test_expect(hi[i].alloc == DMAIO_CAP_YES,
+					    "expected devices: system heap %s",
+					    capname(hi[i].alloc));
 	}
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -519,19 +461,20 @@ static void try_aligned(const char *what, const char *path, const struct dmaio_f
 	if (!len)
 		return;
 	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
-	CHECK(fd >= 0, "%s: direct YES but O_DIRECT open fails: %s", what, strerror(errno));
+	test_expect(fd >= 0, "%s: direct YES but O_DIRECT open fails: %s", what, strerror(errno));
 	if (fd < 0)
 		return;
 	assert_int_equal(posix_memalign((void **)&mem, 65536, 65536 + len), 0);
 	/* the memory only aligned to dio_mem_align (when smaller than a page) */
 	r = pread(fd, mem + (ma < 4096 ? ma : 0), len, (off_t)fi->dio_read_offset_align);
-	CHECK(r == (ssize_t)len, "%s: O_DIRECT pread(mem align %zu, len %zu, off %u) = %zd (%s)",
-	      what, ma, len, fi->dio_read_offset_align, r, r < 0 ? strerror(errno) : "");
+	test_expect(r == (ssize_t)len,
+		    "%s: O_DIRECT pread(mem align %zu, len %zu, off %u) = %zd (%s)", what, ma, len,
+		    fi->dio_read_offset_align, r, r < 0 ? strerror(errno) : "");
 	if (rw) {
 		r = pwrite(fd, mem + (ma < 4096 ? ma : 0), len, (off_t)fi->dio_offset_align);
-		CHECK(r == (ssize_t)len,
-		      "%s: O_DIRECT pwrite(mem align %zu, len %zu, off %u) = %zd (%s)", what, ma,
-		      len, fi->dio_offset_align, r, r < 0 ? strerror(errno) : "");
+		test_expect(r == (ssize_t)len,
+			    "%s: O_DIRECT pwrite(mem align %zu, len %zu, off %u) = %zd (%s)", what,
+			    ma, len, fi->dio_offset_align, r, r < 0 ? strerror(errno) : "");
 	}
 	free(mem);
 	close(fd);
@@ -547,7 +490,7 @@ static void check_file(const char *what, const char *path, int fd, bool blk)
 
 	memset(&fi, 0xa5, sizeof(fi));
 	rc = dmaio_probe_file(NULL, fd, &fi);
-	CHECK(rc == 0, "%s: dmaio_probe_file = %s", what, test_errname(rc));
+	test_expect(rc == 0, "%s: dmaio_probe_file = %s", what, test_errname(rc));
 	if (rc)
 		return;
 	printf("# %s: blockdev %d direct %s %s mem_align %u offset_align %u read_align %u "
@@ -556,54 +499,57 @@ static void check_file(const char *what, const char *path, int fd, bool blk)
 	       fi.dio_offset_align, fi.dio_read_offset_align, fi.align_source, fi.fs_magic,
 	       (unsigned long long)fi.size);
 	assert_int_equal(fstat(fd, &st), 0);
-	CHECK(fi.is_blockdev == (blk ? 1 : 0), "%s: is_blockdev %d", what, fi.is_blockdev);
+	test_expect(fi.is_blockdev == (blk ? 1 : 0), "%s: is_blockdev %d", what, fi.is_blockdev);
 	if (blk) {
 		uint64_t sz = 0;
 
 		assert_int_equal(ioctl(fd, BLKGETSIZE64, &sz), 0);
-		CHECK(fi.size == sz, "%s: size %llu, BLKGETSIZE64 %llu", what,
-		      (unsigned long long)fi.size, (unsigned long long)sz);
-		CHECK(fi.fs_magic == 0, "%s: fs_magic %#x for a block device", what, fi.fs_magic);
+		test_expect(fi.size == sz, "%s: size %llu, BLKGETSIZE64 %llu", what,
+			    (unsigned long long)fi.size, (unsigned long long)sz);
+		test_expect(fi.fs_magic == 0, "%s: fs_magic %#x for a block device", what,
+			    fi.fs_magic);
 	} else {
-		CHECK(fi.size == (uint64_t)st.st_size, "%s: size %llu, st_size %lld", what,
-		      (unsigned long long)fi.size, (long long)st.st_size);
+		test_expect(fi.size == (uint64_t)st.st_size, "%s: size %llu, st_size %lld", what,
+			    (unsigned long long)fi.size, (long long)st.st_size);
 		assert_int_equal(fstatfs(fd, &sf), 0);
-		CHECK(fi.fs_magic == (uint32_t)sf.f_type, "%s: fs_magic %#x, statfs %#lx", what,
-		      fi.fs_magic, (unsigned long)sf.f_type);
+		test_expect(fi.fs_magic == (uint32_t)sf.f_type, "%s: fs_magic %#x, statfs %#lx",
+			    what, fi.fs_magic, (unsigned long)sf.f_type);
 	}
 	direct = test_can_odirect(path);
-	CHECK((fi.direct == DMAIO_CAP_YES) == (direct == 1),
-	      "%s: direct %s, our own O_DIRECT open %s", what, capname(fi.direct),
-	      direct ? "works" : "fails");
+	test_expect((fi.direct == DMAIO_CAP_YES) == (direct == 1),
+		    "%s: direct %s, our own O_DIRECT open %s", what, capname(fi.direct),
+		    direct ? "works" : "fails");
 	if (fi.direct == DMAIO_CAP_NO)
-		CHECK(fi.direct_err < 0, "%s: direct NO without an errno", what);
-	CHECK(fi.align_source <= 2, "%s: align_source %u", what, fi.align_source);
+		test_expect(fi.direct_err < 0, "%s: direct NO without an errno", what);
+	test_expect(fi.align_source <= 2, "%s: align_source %u", what, fi.align_source);
 	own = own_statx(fd);
 	if (own.have) {
-		CHECK(fi.align_source == 1, "%s: statx gives DIOALIGN, align_source %u", what,
-		      fi.align_source);
-		CHECK(fi.dio_mem_align == own.mem && fi.dio_offset_align == own.off &&
-			      fi.dio_read_offset_align == own.rd,
-		      "%s: alignment %u/%u/%u, statx says %u/%u/%u", what, fi.dio_mem_align,
-		      fi.dio_offset_align, fi.dio_read_offset_align, own.mem, own.off, own.rd);
+		test_expect(fi.align_source == 1, "%s: statx gives DIOALIGN, align_source %u", what,
+			    fi.align_source);
+		test_expect(fi.dio_mem_align == own.mem && fi.dio_offset_align == own.off &&
+				    fi.dio_read_offset_align == own.rd,
+			    "%s: alignment %u/%u/%u, statx says %u/%u/%u", what, fi.dio_mem_align,
+			    fi.dio_offset_align, fi.dio_read_offset_align, own.mem, own.off,
+			    own.rd);
 	}
 	if (fi.align_source == 0)
-		CHECK(fi.dio_offset_align == 0, "%s: alignment without a source", what);
+		test_expect(fi.dio_offset_align == 0, "%s: alignment without a source", what);
 	if (fi.dio_offset_align) {
-		CHECK(fi.dio_read_offset_align && fi.dio_read_offset_align <= fi.dio_offset_align,
-		      "%s: dio_read_offset_align %u vs dio_offset_align %u", what,
-		      fi.dio_read_offset_align, fi.dio_offset_align);
-		CHECK((fi.dio_offset_align & (fi.dio_offset_align - 1)) == 0 &&
-			      (fi.dio_mem_align & (fi.dio_mem_align - 1)) == 0,
-		      "%s: alignments not powers of two", what);
+		test_expect(fi.dio_read_offset_align &&
+				    fi.dio_read_offset_align <= fi.dio_offset_align,
+			    "%s: dio_read_offset_align %u vs dio_offset_align %u", what,
+			    fi.dio_read_offset_align, fi.dio_offset_align);
+		test_expect((fi.dio_offset_align & (fi.dio_offset_align - 1)) == 0 &&
+				    (fi.dio_mem_align & (fi.dio_mem_align - 1)) == 0,
+			    "%s: alignments not powers of two", what);
 	}
 	if (blk) {
 		int lbs = 0;
 
 		if (ioctl(fd, BLKSSZGET, &lbs) == 0 && fi.align_source)
-			CHECK(fi.dio_offset_align == (uint32_t)lbs,
-			      "%s: dio_offset_align %u, logical block size %d", what,
-			      fi.dio_offset_align, lbs);
+			test_expect(fi.dio_offset_align == (uint32_t)lbs,
+				    "%s: dio_offset_align %u, logical block size %d", what,
+				    fi.dio_offset_align, lbs);
 	}
 	if (fi.direct == DMAIO_CAP_YES)
 		try_aligned(what, path, &fi, !blk);
@@ -613,10 +559,11 @@ static void check_file(const char *what, const char *path, int fd, bool blk)
 
 		if (dfd >= 0) {
 			memset(&fi2, 0xa5, sizeof(fi2));
-			CHECK(dmaio_probe_file(NULL, dfd, &fi2) == 0 && fi2.direct == fi.direct &&
-				      fi2.dio_offset_align == fi.dio_offset_align &&
-				      fi2.size == fi.size,
-			      "%s: probe through an O_DIRECT fd differs", what);
+			test_expect(dmaio_probe_file(NULL, dfd, &fi2) == 0 &&
+					    fi2.direct == fi.direct &&
+					    fi2.dio_offset_align == fi.dio_offset_align &&
+					    fi2.size == fi.size,
+				    "%s: probe through an O_DIRECT fd differs", what);
 			close(dfd);
 		}
 	}
@@ -626,7 +573,7 @@ static void test_file(void **state)
 {
 	const char *dirs[16];
 	char path[PATH_MAX], what[PATH_MAX + 16];
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	int nd, i, fd;
 
 	(void)state;
@@ -651,13 +598,13 @@ static void test_file(void **state)
 		const char *dev = getenv("DMAIO_TEST_RAWDEV");
 
 		fd = open(dev, O_RDONLY | O_CLOEXEC);
-		CHECK(fd >= 0, "open %s: %s", dev, strerror(errno));
+		test_expect(fd >= 0, "open %s: %s", dev, strerror(errno));
 		if (fd >= 0) {
 			check_file(dev, dev, fd, true);
 			close(fd);
 		}
 	}
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -669,7 +616,7 @@ static void test_provider(void **state)
 	struct dmaio_buf *b = NULL;
 	struct dmaio_sys_info si;
 	struct dmaio_heap_info hi[64];
-	unsigned before = nfail;
+	unsigned before = test_failures();
 	int rc, n, i;
 
 	(void)state;
@@ -679,42 +626,43 @@ static void test_provider(void **state)
 	}
 	assert_int_equal(dmaio_ctx_new(&ctx), 0);
 	rc = dmaio_alloc(ctx, args.heap_name, 4096, 0, &b);
-	CHECK(rc == 0, "dmaio_alloc(%s) = %s", args.heap, test_errname(rc));
+	test_expect(rc == 0, "dmaio_alloc(%s) = %s", args.heap, test_errname(rc));
 	assert_int_equal(dmaio_probe_system(ctx, &si), 0);
 	switch (test_expected_kind(args.heap_name)) {
 	case DMAIO_BUF_HEAP:
 		n = dmaio_probe_heaps(ctx, hi, ARRAY_SIZE(hi));
-		CHECK(n >= 1, "dmaio_probe_heaps = %d", n);
+		test_expect(n >= 1, "dmaio_probe_heaps = %d", n);
 		for (i = 0; i < n && i < (int)ARRAY_SIZE(hi); i++)
 			if (strcmp(hi[i].name, args.heap_name) == 0)
 				break;
-		CHECK(i < n, "heap %s not listed", args.heap_name);
+		test_expect(i < n, "heap %s not listed", args.heap_name);
 		if (i < n)
-			CHECK(hi[i].alloc == DMAIO_CAP_YES && hi[i].mmap == DMAIO_CAP_YES,
-			      "heap %s: alloc %s mmap %s", args.heap_name, capname(hi[i].alloc),
-			      capname(hi[i].mmap));
+			test_expect(hi[i].alloc == DMAIO_CAP_YES && hi[i].mmap == DMAIO_CAP_YES,
+				    "heap %s: alloc %s mmap %s", args.heap_name,
+				    capname(hi[i].alloc), capname(hi[i].mmap));
 		break;
 	case DMAIO_BUF_UDMABUF:
-		CHECK(si.udmabuf == DMAIO_CAP_YES, "udmabuf allocates but probe says %s",
-		      capname(si.udmabuf));
+		test_expect(si.udmabuf == DMAIO_CAP_YES, "udmabuf allocates but probe says %s",
+			    capname(si.udmabuf));
 		break;
 	case DMAIO_BUF_UDMABUF_HUGE:
-		CHECK(si.udmabuf == DMAIO_CAP_YES && si.udmabuf_huge != DMAIO_CAP_NO &&
-			      si.hugetlb_memfd != DMAIO_CAP_NO && si.huge_page_size > 0,
-		      "udmabuf-huge allocates but probe says udmabuf %s udmabuf_huge %s "
-		      "hugetlb_memfd %s huge_page_size %u", capname(si.udmabuf),
-		      capname(si.udmabuf_huge), capname(si.hugetlb_memfd), si.huge_page_size);
+		test_expect(si.udmabuf == DMAIO_CAP_YES && si.udmabuf_huge != DMAIO_CAP_NO &&
+				    si.hugetlb_memfd != DMAIO_CAP_NO && si.huge_page_size > 0,
+			    "udmabuf-huge allocates but probe says udmabuf %s udmabuf_huge %s "
+			    "hugetlb_memfd %s huge_page_size %u",
+			    capname(si.udmabuf), capname(si.udmabuf_huge),
+			    capname(si.hugetlb_memfd), si.huge_page_size);
 		break;
 	case DMAIO_BUF_DRM:
-		CHECK(si.drm == DMAIO_CAP_YES && si.drm_node[0],
-		      "drm allocates but probe says %s (%s)", capname(si.drm), si.drm_node);
+		test_expect(si.drm == DMAIO_CAP_YES && si.drm_node[0],
+			    "drm allocates but probe says %s (%s)", capname(si.drm), si.drm_node);
 		break;
 	default:
 		break;
 	}
 	dmaio_free(b);
 	dmaio_ctx_free(ctx);
-	assert_int_equal(nfail, before);
+	assert_no_failures_since(before);
 }
 
 int main(int argc, char **argv)
@@ -740,7 +688,7 @@ int main(int argc, char **argv)
 		dmaio_free(b);
 	}
 	rc = cmocka_run_group_tests_name("probe", tests, NULL, NULL);
-	printf("# probe checks: %u, failures: %u\n", nchecks, nfail);
+	printf("# probe: %u failures reported\n", test_failures());
 	test_cleanup();
 	return rc ? 1 : 0;
 }

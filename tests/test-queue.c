@@ -45,7 +45,6 @@
 
 #include "common.h"
 
-#define MAX_FAIL_PRINT 60
 #define REAP_TIMEOUT_MS 120000 /* a queue that finishes nothing in 2 minutes is stuck */
 #define REAP_MAX 64
 #define NTHREADS 4
@@ -54,64 +53,11 @@ static struct test_args args;
 static struct dmaio_ctx *ctx;
 static int kind;
 static uint64_t g_seed;
-static unsigned nfail;   /* failures so far (atomic: the threads test counts here too) */
-static unsigned nprinted;
 
 static const int all_paths[] = {
 	DMAIO_PATH_RW_FILE,	  DMAIO_PATH_URING_DMABUF, DMAIO_PATH_UDMABUF_DIRECT,
 	DMAIO_PATH_BOUNCE_DIRECT, DMAIO_PATH_BUFFERED,	   DMAIO_PATH_SENDFILE,
 };
-
-static void __attribute__((format(printf, 1, 2))) failf(const char *fmt, ...)
-{
-	va_list ap;
-	unsigned n;
-
-	__atomic_add_fetch(&nfail, 1, __ATOMIC_RELAXED);
-	n = __atomic_add_fetch(&nprinted, 1, __ATOMIC_RELAXED);
-	if (n > MAX_FAIL_PRINT) {
-		if (n == MAX_FAIL_PRINT + 1)
-			fprintf(stderr, "FAIL: (further failures not printed)\n");
-		return;
-	}
-	va_start(ap, fmt);
-	fputs("FAIL: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-static bool may_print(void)
-{
-	return __atomic_load_n(&nprinted, __ATOMIC_RELAXED) <= MAX_FAIL_PRINT;
-}
-
-static unsigned fails(void)
-{
-	return __atomic_load_n(&nfail, __ATOMIC_RELAXED);
-}
-
-#define END_TEST(before)                                                                   \
-	do {                                                                               \
-		unsigned nf_ = fails() - (before);                                         \
-		if (nf_)                                                                   \
-			fail_msg("%u failures", nf_);                                      \
-	} while (0)
-
-static const char *pname(int p)
-{
-	const char *n = dmaio_path_name(p);
-
-	return n ? n : "?";
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static bool mandatory(int path)
 {
@@ -225,7 +171,7 @@ static void cpu_begin(struct qbuf *b, unsigned dir)
 	int rc = dmaio_sync_begin(b->buf, dir);
 
 	if (rc)
-		failf("dmaio_sync_begin(%u) = %s", dir, test_errname(rc));
+		test_fail("dmaio_sync_begin(%u) = %s", dir, test_errname(rc));
 }
 
 static void cpu_end(struct qbuf *b, unsigned dir)
@@ -233,7 +179,7 @@ static void cpu_end(struct qbuf *b, unsigned dir)
 	int rc = dmaio_sync_end(b->buf, dir);
 
 	if (rc)
-		failf("dmaio_sync_end(%u) = %s", dir, test_errname(rc));
+		test_fail("dmaio_sync_end(%u) = %s", dir, test_errname(rc));
 }
 
 /* Fill [off, off + len) of the buffer with stream @seed (stream offset sbase + off). */
@@ -307,7 +253,7 @@ static void report_bytes(const char *what, const uint8_t *got, const uint8_t *ex
 {
 	size_t from = bad > 8 ? bad - 8 : 0, to = bad + 8 < len ? bad + 8 : len, i;
 
-	if (!may_print())
+	if (!test_fail_printing())
 		return;
 	fprintf(stderr, "  %s at %zu:\n  expected:", what, bad);
 	for (i = from; i < to; i++)
@@ -328,21 +274,21 @@ static unsigned qfile_verify(struct qfile *f, const char *what)
 
 	assert_int_equal(fstat(f->vfd, &st), 0);
 	if ((size_t)st.st_size != f->size) {
-		failf("%s: file %s has %lld bytes, expected %zu", what, f->path,
-		      (long long)st.st_size, f->size);
+		test_fail("%s: file %s has %lld bytes, expected %zu", what, f->path,
+			  (long long)st.st_size, f->size);
 		return 1;
 	}
 	b = malloc(f->size ? f->size : 1);
 	assert_non_null(b);
 	r = pread_full(f->vfd, b, f->size, 0);
 	if (r != (ssize_t)f->size) {
-		failf("%s: pread(%zu) = %zd", what, f->size, r);
+		test_fail("%s: pread(%zu) = %zd", what, f->size, r);
 		free(b);
 		return 1;
 	}
 	d = mem_first_diff(b, f->ref, f->size);
 	if (d >= 0) {
-		failf("%s: file %s differs from the reference at byte %lld", what, f->path, d);
+		test_fail("%s: file %s differs from the reference at byte %lld", what, f->path, d);
 		report_bytes("file", b, f->ref, f->size, (size_t)d);
 	}
 	free(b);
@@ -382,7 +328,7 @@ static int qtrack_new(struct qtrack *t, struct dmaio_ctx *c, unsigned depth, con
 	t->cap = (depth ? depth : 32) * DMAIO_QUEUE_RANGES_PER_DEPTH;
 	rc = dmaio_queue_new(c, depth, 0, &t->q);
 	if (rc)
-		failf("%s: dmaio_queue_new(depth %u) = %s", name, depth, test_errname(rc));
+		test_fail("%s: dmaio_queue_new(depth %u) = %s", name, depth, test_errname(rc));
 	return rc;
 }
 
@@ -391,7 +337,7 @@ static void describe(const struct xio *x, char *s, size_t n)
 	snprintf(s, n, "%s file %d off %lld buf %d off %llu len %llu path %s%s", x->io.op ==
 		 DMAIO_OP_READ ? "read" : x->io.op == DMAIO_OP_WRITE ? "write" : "op?", x->fi,
 		 (long long)x->io.file_off, x->bi, (unsigned long long)x->io.buf_off,
-		 (unsigned long long)x->io.len, pname(x->path), x->nofb ? "+nofallback" : "");
+		 (unsigned long long)x->io.len, test_pname(x->path), x->nofb ? "+nofallback" : "");
 }
 
 static void progress_check(struct qtrack *t, const char *when, bool idle)
@@ -403,46 +349,48 @@ static void progress_check(struct qtrack *t, const char *when, bool idle)
 	memset(&p, 0xa5, sizeof(p));
 	rc = dmaio_queue_progress(t->q, &p);
 	if (rc) {
-		failf("%s %s: dmaio_queue_progress = %s", t->name, when, test_errname(rc));
+		test_fail("%s %s: dmaio_queue_progress = %s", t->name, when, test_errname(rc));
 		return;
 	}
 	if (p.submitted != t->accepted)
-		failf("%s %s: progress.submitted %llu, %llu ranges were accepted", t->name, when,
-		      (unsigned long long)p.submitted, (unsigned long long)t->accepted);
+		test_fail("%s %s: progress.submitted %llu, %llu ranges were accepted", t->name,
+			  when, (unsigned long long)p.submitted, (unsigned long long)t->accepted);
 	if (p.reaped != t->reaped)
-		failf("%s %s: progress.reaped %llu, %llu were reaped", t->name, when,
-		      (unsigned long long)p.reaped, (unsigned long long)t->reaped);
+		test_fail("%s %s: progress.reaped %llu, %llu were reaped", t->name, when,
+			  (unsigned long long)p.reaped, (unsigned long long)t->reaped);
 	if (p.completed < p.reaped || p.completed > p.submitted)
-		failf("%s %s: progress.completed %llu not in [reaped %llu, submitted %llu]",
-		      t->name, when, (unsigned long long)p.completed,
-		      (unsigned long long)p.reaped, (unsigned long long)p.submitted);
+		test_fail("%s %s: progress.completed %llu not in [reaped %llu, submitted %llu]",
+			  t->name, when, (unsigned long long)p.completed,
+			  (unsigned long long)p.reaped, (unsigned long long)p.submitted);
 	if (p.bytes_total != t->bytes_total)
-		failf("%s %s: progress.bytes_total %llu, accepted ranges sum to %llu", t->name,
-		      when, (unsigned long long)p.bytes_total, (unsigned long long)t->bytes_total);
+		test_fail("%s %s: progress.bytes_total %llu, accepted ranges sum to %llu", t->name,
+			  when, (unsigned long long)p.bytes_total,
+			  (unsigned long long)t->bytes_total);
 	if (p.bytes_done < t->bytes_done || p.bytes_done > p.bytes_total)
-		failf("%s %s: progress.bytes_done %llu not in [reaped done %llu, total %llu]",
-		      t->name, when, (unsigned long long)p.bytes_done,
-		      (unsigned long long)t->bytes_done, (unsigned long long)p.bytes_total);
+		test_fail("%s %s: progress.bytes_done %llu not in [reaped done %llu, total %llu]",
+			  t->name, when, (unsigned long long)p.bytes_done,
+			  (unsigned long long)t->bytes_done, (unsigned long long)p.bytes_total);
 	if (p.cancelled < t->cancelled)
-		failf("%s %s: progress.cancelled %llu < %llu reaped as cancelled", t->name, when,
-		      (unsigned long long)p.cancelled, (unsigned long long)t->cancelled);
+		test_fail("%s %s: progress.cancelled %llu < %llu reaped as cancelled", t->name,
+			  when, (unsigned long long)p.cancelled, (unsigned long long)t->cancelled);
 	for (i = 0; i < ARRAY_SIZE(p.reserved); i++)
 		if (p.reserved[i])
-			failf("%s %s: progress.reserved[%zu] = %llu", t->name, when, i,
-			      (unsigned long long)p.reserved[i]);
+			test_fail("%s %s: progress.reserved[%zu] = %llu", t->name, when, i,
+				  (unsigned long long)p.reserved[i]);
 	if (idle) {
 		if (p.completed != t->reaped)
-			failf("%s %s: progress.completed %llu, all %llu ranges reaped", t->name,
-			      when, (unsigned long long)p.completed,
-			      (unsigned long long)t->reaped);
+			test_fail("%s %s: progress.completed %llu, all %llu ranges reaped", t->name,
+				  when, (unsigned long long)p.completed,
+				  (unsigned long long)t->reaped);
 		if (p.bytes_done != t->bytes_done)
-			failf("%s %s: progress.bytes_done %llu, the completions moved %llu",
-			      t->name, when, (unsigned long long)p.bytes_done,
-			      (unsigned long long)t->bytes_done);
+			test_fail("%s %s: progress.bytes_done %llu, the completions moved %llu",
+				  t->name, when, (unsigned long long)p.bytes_done,
+				  (unsigned long long)t->bytes_done);
 		if (p.cancelled != t->cancelled)
-			failf("%s %s: progress.cancelled %llu, %llu completions said -ECANCELED",
-			      t->name, when, (unsigned long long)p.cancelled,
-			      (unsigned long long)t->cancelled);
+			test_fail(
+				"%s %s: progress.cancelled %llu, %llu completions said -ECANCELED",
+				t->name, when, (unsigned long long)p.cancelled,
+				(unsigned long long)t->cancelled);
 	}
 }
 
@@ -457,16 +405,17 @@ static void take_done(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 
 	t->reaped++;
 	if ((d->user_data >> 32) != tag || idx >= n) {
-		failf("%s: completion with user_data 0x%llx that was never submitted (tag 0x%llx, "
-		      "%u ranges)", t->name, (unsigned long long)d->user_data,
-		      (unsigned long long)tag, n);
+		test_fail("%s: completion with user_data 0x%llx that was never submitted (tag "
+			  "0x%llx, %u ranges)", t->name, (unsigned long long)d->user_data,
+			  (unsigned long long)tag, n);
 		return;
 	}
 	e = &x[idx];
 	describe(e, desc, sizeof(desc));
 	if (e->seen++) {
-		failf("%s: range %llu (%s) completed twice: res %s then %s", t->name,
-		      (unsigned long long)idx, desc, test_errname(e->d.res), test_errname(d->res));
+		test_fail("%s: range %llu (%s) completed twice: res %s then %s", t->name,
+			  (unsigned long long)idx, desc, test_errname(e->d.res),
+			  test_errname(d->res));
 		return;
 	}
 	e->d = *d;
@@ -478,39 +427,42 @@ static void take_done(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 		t->unsupp++;
 	for (i = 0; i < ARRAY_SIZE(d->reserved); i++)
 		if (d->reserved[i])
-			failf("%s: %s: done.reserved[%zu] = %llu", t->name, desc, i,
-			      (unsigned long long)d->reserved[i]);
+			test_fail("%s: %s: done.reserved[%zu] = %llu", t->name, desc, i,
+				  (unsigned long long)d->reserved[i]);
 	if (d->done > e->io.len || d->unaligned > d->done)
-		failf("%s: %s: done %llu unaligned %llu (len %llu)", t->name, desc,
-		      (unsigned long long)d->done, (unsigned long long)d->unaligned,
-		      (unsigned long long)e->io.len);
+		test_fail("%s: %s: done %llu unaligned %llu (len %llu)", t->name, desc,
+			  (unsigned long long)d->done, (unsigned long long)d->unaligned,
+			  (unsigned long long)e->io.len);
 	if (d->res == e->exp) {
 		if (d->done != (uint64_t)d->res)
-			failf("%s: %s: res %lld but done %llu", t->name, desc, (long long)d->res,
-			      (unsigned long long)d->done);
+			test_fail("%s: %s: res %lld but done %llu", t->name, desc,
+				  (long long)d->res, (unsigned long long)d->done);
 		if (d->res > 0 && (d->path <= DMAIO_PATH_AUTO || d->path >= DMAIO_PATH_COUNT))
-			failf("%s: %s: done.path %d is not a data path", t->name, desc, d->path);
+			test_fail("%s: %s: done.path %d is not a data path", t->name, desc,
+				  d->path);
 		if (d->res > 0 && e->path != DMAIO_PATH_AUTO && e->nofb &&
 		    (d->path != e->path || d->fallbacks))
-			failf("%s: %s: served by %s with %u fallbacks; forced %s, no fallback",
-			      t->name, desc, pname(d->path), d->fallbacks, pname(e->path));
+			test_fail("%s: %s: served by %s with %u fallbacks; forced %s, no fallback",
+				  t->name, desc, test_pname(d->path), d->fallbacks,
+				  test_pname(e->path));
 		if (d->res > 0 && e->path != DMAIO_PATH_AUTO && !d->fallbacks &&
 		    d->path != e->path)
-			failf("%s: %s: served by %s with no fallback, %s was forced", t->name,
-			      desc, pname(d->path), pname(e->path));
+			test_fail("%s: %s: served by %s with no fallback, %s was forced", t->name,
+				  desc, test_pname(d->path), test_pname(e->path));
 	} else if (d->res == -EOPNOTSUPP && e->may_unsupp) {
 		if (d->done)
-			failf("%s: %s: -EOPNOTSUPP after moving %llu bytes", t->name, desc,
-			      (unsigned long long)d->done);
+			test_fail("%s: %s: -EOPNOTSUPP after moving %llu bytes", t->name, desc,
+				  (unsigned long long)d->done);
 	} else if (d->res == -ECANCELED && e->may_cancel) {
 		if (e->exp >= 0 && d->done > (uint64_t)e->exp)
-			failf("%s: %s: cancelled with done %llu past the end of file (%lld)",
-			      t->name, desc, (unsigned long long)d->done, (long long)e->exp);
+			test_fail("%s: %s: cancelled with done %llu past the end of file (%lld)",
+				  t->name, desc, (unsigned long long)d->done, (long long)e->exp);
 	} else {
-		failf("%s: %s: res %s (done %llu, path %s, fallbacks %u), expected %lld%s%s",
-		      t->name, desc, test_errname(d->res), (unsigned long long)d->done, pname(d->path), d->fallbacks,
-		      (long long)e->exp, e->may_unsupp ? " or -EOPNOTSUPP" : "",
-		      e->may_cancel ? " or -ECANCELED" : "");
+		test_fail("%s: %s: res %s (done %llu, path %s, fallbacks %u), expected %lld%s%s",
+			  t->name, desc, test_errname(d->res), (unsigned long long)d->done,
+			  test_pname(d->path), d->fallbacks, (long long)e->exp,
+			  e->may_unsupp ? " or -EOPNOTSUPP" : "",
+			  e->may_cancel ? " or -ECANCELED" : "");
 	}
 }
 
@@ -527,19 +479,19 @@ static int reap_some(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag, 
 	memset(out, 0x5a, sizeof(out));
 	r = dmaio_reap(t->q, out, max, min, timeout_ms);
 	if (r < 0) {
-		failf("%s: dmaio_reap(max %u, min %u, %d ms) = %s with %llu ranges outstanding",
-		      t->name, max, min, timeout_ms, test_errname(r),
-		      (unsigned long long)outstanding);
+		test_fail("%s: dmaio_reap(max %u, min %u, %d ms) = %s with %llu ranges outstanding",
+			  t->name, max, min, timeout_ms, test_errname(r),
+			  (unsigned long long)outstanding);
 		return -1;
 	}
 	if ((unsigned)r > max || (uint64_t)r > outstanding) {
-		failf("%s: dmaio_reap(max %u) = %d with %llu outstanding", t->name, max, r,
-		      (unsigned long long)outstanding);
+		test_fail("%s: dmaio_reap(max %u) = %d with %llu outstanding", t->name, max, r,
+			  (unsigned long long)outstanding);
 		return -1;
 	}
 	if ((unsigned)r < min && outstanding >= min)
-		failf("%s: dmaio_reap(min %u, %d ms) = %d with %llu outstanding", t->name, min,
-		      timeout_ms, r, (unsigned long long)outstanding);
+		test_fail("%s: dmaio_reap(min %u, %d ms) = %d with %llu outstanding", t->name, min,
+			  timeout_ms, r, (unsigned long long)outstanding);
 	for (i = 0; i < r; i++)
 		take_done(t, x, n, tag, &out[i]);
 	return r;
@@ -573,17 +525,19 @@ static bool run_queue(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 
 			t->nfull++;
 			if (held != t->cap)
-				failf("%s: dmaio_submit(%u) = %s with %llu ranges held, capacity %u",
-				      t->name, b, test_errname(r), (unsigned long long)held, t->cap);
+				test_fail("%s: dmaio_submit(%u) = %s with %llu ranges held, "
+					  "capacity %u",
+					  t->name, b, test_errname(r), (unsigned long long)held,
+					  t->cap);
 			if (r == 0)
-				failf("%s: dmaio_submit(%u) = 0 (a full queue gives -EAGAIN)",
-				      t->name, b);
+				test_fail("%s: dmaio_submit(%u) = 0 (a full queue gives -EAGAIN)",
+					  t->name, b);
 		} else if (r < 0) {
 			char desc[200];
 
 			describe(&x[next], desc, sizeof(desc));
-			failf("%s: dmaio_submit(%u ranges, first: %s) = %s", t->name, b, desc,
-			      test_errname(r));
+			test_fail("%s: dmaio_submit(%u ranges, first: %s) = %s", t->name, b, desc,
+				  test_errname(r));
 			ok = false;
 			break;
 		}
@@ -626,13 +580,14 @@ static bool run_queue(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 			char desc[200];
 
 			describe(&x[i], desc, sizeof(desc));
-			failf("%s: range %u (%s) completed %u times", t->name, i, desc, x[i].seen);
+			test_fail("%s: range %u (%s) completed %u times", t->name, i, desc,
+				  x[i].seen);
 		}
 	}
 	/* nothing left over */
 	r = reap_some(t, x, n, tag, 0, 0, REAP_MAX);
 	if (r != 0)
-		failf("%s: a reap after all completions returned %d", t->name, r);
+		test_fail("%s: a reap after all completions returned %d", t->name, r);
 	progress_check(t, "after the run", true);
 	return true;
 }
@@ -733,7 +688,7 @@ static unsigned verify_reads_lim(struct qbuf *b, int bi, const struct xio *x, un
 				 k, r, (long long)x[k].d.res,
 				 (unsigned long long)d - x[k].io.buf_off);
 		}
-		failf("%s: buffer %d differs at byte %lld: %s", what, bi, d, desc);
+		test_fail("%s: buffer %d differs at byte %lld: %s", what, bi, d, desc);
 		report_bytes("buffer", b->map, exp, lim, (size_t)d);
 	}
 	cpu_end(b, DMAIO_SYNC_READ);
@@ -875,8 +830,8 @@ static unsigned write_wave(struct rstate *s, int mode, unsigned want, const char
 		/* compare; on a difference name the range (or "outside every range") */
 		assert_int_equal(fstat(s->f[fi].vfd, &st), 0);
 		if ((size_t)st.st_size != s->f[fi].size) {
-			failf("%s: file %d has %lld bytes, expected %zu (was %zu)", name, fi,
-			      (long long)st.st_size, s->f[fi].size, before[fi]);
+			test_fail("%s: file %d has %lld bytes, expected %zu (was %zu)", name, fi,
+				  (long long)st.st_size, s->f[fi].size, before[fi]);
 			continue;
 		}
 		b = malloc(s->f[fi].size + 1);
@@ -895,7 +850,7 @@ static unsigned write_wave(struct rstate *s, int mode, unsigned want, const char
 				snprintf(desc, sizeof(desc), "in range %ld (%s; res %lld)", k, r,
 					 (long long)x[k].d.res);
 			}
-			failf("%s: file %d differs at byte %lld: %s", name, fi, d, desc);
+			test_fail("%s: file %d differs at byte %lld: %s", name, fi, d, desc);
 			report_bytes("file", b, s->f[fi].ref, s->f[fi].size, (size_t)d);
 		}
 		free(b);
@@ -963,8 +918,8 @@ static unsigned read_wave(struct rstate *s, int mode, unsigned want, const char 
 static void random_round(struct rstate *s, int mode, unsigned nranges)
 {
 	const char *name = mode ? "random-forced" : "random-auto";
-	unsigned done = 0, w, fails0 = fails();
-	double t0 = now_s();
+	unsigned done = 0, w, fails0 = test_failures();
+	double t0 = test_now();
 	int bi, p;
 
 	memset(s->per_path, 0, sizeof(s->per_path));
@@ -974,35 +929,36 @@ static void random_round(struct rstate *s, int mode, unsigned nranges)
 	/* phase 1: writes of the buffers' data */
 	for (bi = 0; bi < RB; bi++)
 		qbuf_fill(&s->b[bi], 0, s->b[bi].size, SEED_BUF);
-	while (done < nranges / 2 && fails() == fails0) {
+	while (done < nranges / 2 && test_failures() == fails0) {
 		w = write_wave(s, mode, nranges / 2 - done, name);
 		assert_true(w > 0);
 		done += w;
 	}
 	/* phase 2: reads back */
-	while (done < nranges && fails() == fails0) {
+	while (done < nranges && test_failures() == fails0) {
 		w = read_wave(s, mode, nranges - done, name);
 		assert_true(w > 0);
 		done += w;
 	}
 	printf("# %s: %u ranges in %.2f s, %u waves; %u across EOF, %u at/past EOF, %u of "
-	       "length 0, files grew %u times, queue full %u times\n", name, done, now_s() - t0,
+	       "length 0, files grew %u times, queue full %u times\n", name, done, test_now() - t0,
 	       s->waves, s->across_eof, s->past_eof, s->zero_len, s->grow, s->t.nfull);
 	for (p = 0; p < DMAIO_PATH_COUNT; p++)
 		if (s->per_path[p][0] + s->per_path[p][1])
-			printf("#   %-16s %5u served, %5u -EOPNOTSUPP%s\n", pname(p),
+			printf("#   %-16s %5u served, %5u -EOPNOTSUPP%s\n", test_pname(p),
 			       s->per_path[p][0], s->per_path[p][1],
 			       mandatory(p) ? " (mandatory)" : "");
-	if (fails() == fails0) {
+	if (test_failures() == fails0) {
 		if (s->across_eof == 0 || s->past_eof == 0)
-			failf("%s: no range crossed (%u) or started past (%u) the end of a file",
-			      name, s->across_eof, s->past_eof);
+			test_fail(
+				"%s: no range crossed (%u) or started past (%u) the end of a file",
+				name, s->across_eof, s->past_eof);
 	}
 }
 
 static void test_random(void **state)
 {
-	unsigned before = fails(), n = args.quick ? 300 : 2000;
+	unsigned before = test_failures(), n = args.quick ? 300 : 2000;
 	size_t bsize = args.quick ? 4 * MiB + 1234 : 12 * MiB + 4321;
 	size_t fsize = args.quick ? MiB + 333 : 6 * MiB + 12345;
 	struct rstate *s = calloc(1, sizeof(*s));
@@ -1044,7 +1000,7 @@ static void test_random(void **state)
 	assert_int_equal(qtrack_new(&s->t, ctx, 0, "random"), 0);
 
 	random_round(s, 0, n);
-	if (fails() == before)
+	if (test_failures() == before)
 		random_round(s, 1, n);
 
 	dmaio_queue_free(s->t.q);
@@ -1053,7 +1009,7 @@ static void test_random(void **state)
 	for (i = 0; i < RB; i++)
 		qbuf_free(&s->b[i]);
 	free(s);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1061,7 +1017,7 @@ static void test_random(void **state)
 
 static void test_once(void **state)
 {
-	unsigned before = fails(), n = args.quick ? 1000 : 6000, i, next = 0, rounds = 0;
+	unsigned before = test_failures(), n = args.quick ? 1000 : 6000, i, next = 0, rounds = 0;
 	struct dmaio_done out[16];
 	struct qtrack t;
 	struct qbuf b;
@@ -1069,7 +1025,7 @@ static void test_once(void **state)
 	struct xio *x;
 	struct rng rg;
 	int r, k;
-	double t0 = now_s();
+	double t0 = test_now();
 
 	(void)state;
 	rng_init(&rg, 2);
@@ -1095,7 +1051,7 @@ static void test_once(void **state)
 	 * Overlapping ranges give no defined data: this test is about completions only. Submit
 	 * one at a time or in small batches, reap with small max, check progress every step.
 	 */
-	while ((next < n || t.accepted > t.reaped) && fails() == before) {
+	while ((next < n || t.accepted > t.reaped) && test_failures() == before) {
 		unsigned bsz = 1 + (unsigned)rndn(&rg, 7);
 
 		if (next < n) {
@@ -1112,7 +1068,7 @@ static void test_once(void **state)
 				next += (unsigned)r;
 				t.accepted += (unsigned)r;
 			} else if (r != -EAGAIN) {
-				failf("once: dmaio_submit(%u) = %s", bsz, test_errname(r));
+				test_fail("once: dmaio_submit(%u) = %s", bsz, test_errname(r));
 				break;
 			}
 			progress_check(&t, "after a submit", false);
@@ -1123,8 +1079,8 @@ static void test_once(void **state)
 
 			r = dmaio_reap(t.q, out, mx, mn, REAP_TIMEOUT_MS);
 			if (r < 0 || (unsigned)r > mx) {
-				failf("once: dmaio_reap(max %u, min %u) = %s", mx, mn,
-				      test_errname(r));
+				test_fail("once: dmaio_reap(max %u, min %u) = %s", mx, mn,
+					  test_errname(r));
 				break;
 			}
 			for (k = 0; k < r; k++)
@@ -1133,25 +1089,25 @@ static void test_once(void **state)
 		}
 		rounds++;
 	}
-	for (i = 0; i < n && fails() == before; i++)
+	for (i = 0; i < n && test_failures() == before; i++)
 		if (x[i].seen != 1)
-			failf("once: range %u (user_data 0x%llx) completed %u times", i,
-			      (unsigned long long)x[i].io.user_data, x[i].seen);
+			test_fail("once: range %u (user_data 0x%llx) completed %u times", i,
+				  (unsigned long long)x[i].io.user_data, x[i].seen);
 	progress_check(&t, "at the end", true);
 	/* the queue is empty: nothing more comes, and waiting for one times out */
 	r = dmaio_reap(t.q, out, 16, 0, 0);
 	if (r != 0)
-		failf("once: reap of a drained queue = %s", test_errname(r));
+		test_fail("once: reap of a drained queue = %s", test_errname(r));
 	r = dmaio_reap(t.q, out, 16, 1, 20);
 	if (r != -ETIME)
-		failf("once: reap(min 1, 20 ms) of a drained queue = %s, expected -ETIME",
-		      test_errname(r));
-	printf("# once: %u ranges, %u loop rounds, %.2f s\n", n, rounds, now_s() - t0);
+		test_fail("once: reap(min 1, 20 ms) of a drained queue = %s, expected -ETIME",
+			  test_errname(r));
+	printf("# once: %u ranges, %u loop rounds, %.2f s\n", n, rounds, test_now() - t0);
 	dmaio_queue_free(t.q);
 	free(x);
 	qfile_free(&f);
 	qbuf_free(&b);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1253,7 +1209,7 @@ static struct dmaio_file *open_reg(struct dmaio_ctx *c, const char *path, int fl
 
 static void test_batch(void **state)
 {
-	unsigned before = fails(), c, k, i;
+	unsigned before = test_failures(), c, k, i;
 	const unsigned ks[] = { 0, 3, BATCH - 1 };
 	struct dmaio_progress p0, p1;
 	struct dmaio_io ios[BATCH];
@@ -1310,18 +1266,20 @@ static void test_batch(void **state)
 			rc = dmaio_submit(t.q, ios, BATCH);
 			assert_int_equal(dmaio_queue_progress(t.q, &p1), 0);
 			if (rc != bcases[c].err && (!bcases[c].err2 || rc != bcases[c].err2))
-				failf("batch: range %u of %u is \"%s\": dmaio_submit = %s, expected "
-				      "%s", ks[k], BATCH, bcases[c].name, test_errname(rc),
-				      test_errname(bcases[c].err));
+				test_fail("batch: range %u of %u is \"%s\": dmaio_submit = %s, "
+					  "expected "
+					  "%s", ks[k], BATCH, bcases[c].name, test_errname(rc),
+					  test_errname(bcases[c].err));
 			if (memcmp(&p0, &p1, sizeof(p0)) != 0)
-				failf("batch: \"%s\" at %u: the progress changed (submitted %llu -> "
-				      "%llu)", bcases[c].name, ks[k],
-				      (unsigned long long)p0.submitted,
-				      (unsigned long long)p1.submitted);
+				test_fail("batch: \"%s\" at %u: the progress changed (submitted "
+					  "%llu -> %llu)", bcases[c].name, ks[k],
+					  (unsigned long long)p0.submitted,
+					  (unsigned long long)p1.submitted);
 			rc = dmaio_reap(t.q, out, 8, 0, 0);
 			if (rc != 0)
-				failf("batch: \"%s\" at %u: a reap after the refused batch = %s",
-				      bcases[c].name, ks[k], test_errname(rc));
+				test_fail(
+					"batch: \"%s\" at %u: a reap after the refused batch = %s",
+					bcases[c].name, ks[k], test_errname(rc));
 			if (rc > 0)
 				t.reaped += (unsigned)rc; /* keep the tally straight */
 		}
@@ -1329,22 +1287,22 @@ static void test_batch(void **state)
 	/* the queue-level checks */
 	rc = dmaio_submit(NULL, ios, 1);
 	if (rc != -EINVAL)
-		failf("batch: dmaio_submit(NULL queue) = %s", test_errname(rc));
+		test_fail("batch: dmaio_submit(NULL queue) = %s", test_errname(rc));
 	rc = dmaio_submit(t.q, NULL, 1);
 	if (rc != -EINVAL)
-		failf("batch: dmaio_submit(ios NULL, n 1) = %s", test_errname(rc));
+		test_fail("batch: dmaio_submit(ios NULL, n 1) = %s", test_errname(rc));
 	rc = dmaio_submit(t.q, NULL, 0);
 	if (rc != 0)
-		failf("batch: dmaio_submit(ios NULL, n 0) = %s, expected 0", test_errname(rc));
+		test_fail("batch: dmaio_submit(ios NULL, n 0) = %s, expected 0", test_errname(rc));
 	rc = dmaio_submit(t.q, ios, 0);
 	if (rc != 0)
-		failf("batch: dmaio_submit(n 0) = %s, expected 0", test_errname(rc));
+		test_fail("batch: dmaio_submit(n 0) = %s, expected 0", test_errname(rc));
 	progress_check(&t, "after the refused batches", true);
 
 	/* nothing of the refused batches ran: the buffer and the write's file are untouched */
 	cpu_begin(&b, DMAIO_SYNC_READ);
 	if (pat_check(b.map, b.size, SEED_GUARD, 0) >= 0)
-		failf("batch: the buffer changed although every batch was refused");
+		test_fail("batch: the buffer changed although every batch was refused");
 	cpu_end(&b, DMAIO_SYNC_READ);
 	qfile_verify(&wf, "batch (refused write)");
 
@@ -1354,8 +1312,8 @@ static void test_batch(void **state)
 	pat_fill(wf.ref + 4097, 8 * KiB, SEED_GUARD, 200 * KiB);
 	qfile_verify(&wf, "batch (valid write)");
 	if (t.accepted != BATCH)
-		failf("batch: %llu ranges accepted in all, expected %d",
-		      (unsigned long long)t.accepted, BATCH);
+		test_fail("batch: %llu ranges accepted in all, expected %d",
+			  (unsigned long long)t.accepted, BATCH);
 
 	dmaio_queue_free(t.q);
 	dmaio_file_close(B.f[F_RO]);
@@ -1368,7 +1326,7 @@ static void test_batch(void **state)
 	qfile_free(&wf);
 	qbuf_free(&b);
 	memset(&B, 0, sizeof(B));
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1401,7 +1359,7 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 	/* one batch larger than the queue: the count accepted */
 	r = dmaio_submit(t.q, ios, n);
 	if (r != (int)cap)
-		failf("%s: dmaio_submit(%u) = %s, expected %u", name, n, test_errname(r), cap);
+		test_fail("%s: dmaio_submit(%u) = %s, expected %u", name, n, test_errname(r), cap);
 	if (r > 0) {
 		for (i = 0; i < (unsigned)r; i++)
 			t.bytes_total += len;
@@ -1410,8 +1368,8 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 	/* full: -EAGAIN, nothing accepted */
 	r = dmaio_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
 	if (r != -EAGAIN)
-		failf("%s: dmaio_submit on a full queue = %s, expected -EAGAIN", name,
-		      test_errname(r));
+		test_fail("%s: dmaio_submit on a full queue = %s, expected -EAGAIN", name,
+			  test_errname(r));
 	if (r > 0)
 		t.accepted += (unsigned)r;
 	progress_check(&t, "full", false);
@@ -1421,16 +1379,16 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 		if (r == 2) {
 			r = dmaio_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
 			if (r != 2)
-				failf("%s: after reaping 2, dmaio_submit(%u) = %s, expected 2",
-				      name, n - (unsigned)t.accepted, test_errname(r));
+				test_fail("%s: after reaping 2, dmaio_submit(%u) = %s, expected 2",
+					  name, n - (unsigned)t.accepted, test_errname(r));
 			if (r > 0) {
 				t.bytes_total += (unsigned)r * len;
 				t.accepted += (unsigned)r;
 			}
 			r = dmaio_submit(t.q, ios + t.accepted, 1);
 			if (r != -EAGAIN)
-				failf("%s: full again, dmaio_submit(1) = %s, expected -EAGAIN", name,
-				      test_errname(r));
+				test_fail("%s: full again, dmaio_submit(1) = %s, expected -EAGAIN",
+					  name, test_errname(r));
 			if (r > 0)
 				t.accepted += (unsigned)r;
 		}
@@ -1441,8 +1399,8 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 		if (t.accepted < n) {
 			r = dmaio_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
 			if (r != (int)(n - t.accepted))
-				failf("%s: on an empty queue dmaio_submit(%u) = %s", name,
-				      n - (unsigned)t.accepted, test_errname(r));
+				test_fail("%s: on an empty queue dmaio_submit(%u) = %s", name,
+					  n - (unsigned)t.accepted, test_errname(r));
 			if (r > 0) {
 				t.bytes_total += (unsigned)r * len;
 				t.accepted += (unsigned)r;
@@ -1454,7 +1412,7 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 	}
 	for (i = 0; i < n; i++)
 		if (x[i].seen != 1)
-			failf("%s: range %u completed %u times", name, i, x[i].seen);
+			test_fail("%s: range %u completed %u times", name, i, x[i].seen);
 	progress_check(&t, "at the end", true);
 	verify_reads(b, 0, x, n, f, name);
 	printf("# %s: capacity %u checked\n", name, cap);
@@ -1465,7 +1423,7 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 
 static void test_full(void **state)
 {
-	unsigned before = fails();
+	unsigned before = test_failures();
 	struct qbuf b;
 	struct qfile f;
 	struct rng rg;
@@ -1480,7 +1438,7 @@ static void test_full(void **state)
 	full_case(&b, &f, DMAIO_QUEUE_DEPTH_MAX, 1, &rg);
 	qfile_free(&f);
 	qbuf_free(&b);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1512,22 +1470,23 @@ static void check_idle(struct qtrack *t, int qfd, const char *when)
 		if (r == 0)
 			return;
 		if (r < 0) {
-			failf("poll: poll(queue fd) %s = %s", when, test_errname(r));
+			test_fail("poll: poll(queue fd) %s = %s", when, test_errname(r));
 			return;
 		}
 		r = dmaio_reap(t->q, out, 4, 0, 0);
 		if (r != 0) {
-			failf("poll: %s, the queue fd was readable and reap returned %s", when,
-			      test_errname(r));
+			test_fail("poll: %s, the queue fd was readable and reap returned %s", when,
+				  test_errname(r));
 			return;
 		}
 	}
-	failf("poll: the fd of an idle, empty queue stays readable (%s)", when);
+	test_fail("poll: the fd of an idle, empty queue stays readable (%s)", when);
 }
 
 static void test_poll(void **state)
 {
-	unsigned before = fails(), n = args.quick ? 60 : 200, i, loops = 0, empty = 0, round;
+	unsigned before = test_failures(), n = args.quick ? 60 : 200, i, loops = 0, empty = 0,
+		 round;
 	struct dmaio_done out[REAP_MAX];
 	struct layout l;
 	struct qtrack t;
@@ -1550,16 +1509,16 @@ static void test_poll(void **state)
 		fail_msg("dmaio_queue_fd = %s", test_errname(qfd));
 	r = fcntl(qfd, F_GETFD);
 	if (r < 0 || !(r & FD_CLOEXEC))
-		failf("poll: the queue fd is not close-on-exec (F_GETFD %d)", r);
+		test_fail("poll: the queue fd is not close-on-exec (F_GETFD %d)", r);
 	if (dmaio_queue_fd(t.q) != qfd)
-		failf("poll: dmaio_queue_fd changed between two calls");
+		test_fail("poll: dmaio_queue_fd changed between two calls");
 	r = poll_in(qfd, 0);
 	if (r != 0)
-		failf("poll: a new queue's fd polls %s", r > 0 ? "readable" : test_errname(r));
+		test_fail("poll: a new queue's fd polls %s", r > 0 ? "readable" : test_errname(r));
 	x = calloc(n, sizeof(*x));
 	assert_non_null(x);
 
-	for (round = 0; round < 2 && fails() == before; round++) {
+	for (round = 0; round < 2 && test_failures() == before; round++) {
 		/* reads into disjoint ranges of the buffer's first half, writes from its second */
 		qbuf_fill(&b, 0, 4 * MiB, SEED_GUARD);
 		qbuf_fill(&b, 4 * MiB, 4 * MiB, SEED_BUF);
@@ -1588,10 +1547,10 @@ static void test_poll(void **state)
 		}
 		n = i;
 		/* all in (the queue holds 32), then an event loop: poll, reap(0, 0), submit */
-		t0 = now_s();
+		t0 = test_now();
 		acc0 = t.accepted;
 		i = 0;
-		while ((i < n || t.accepted > t.reaped) && fails() == before) {
+		while ((i < n || t.accepted > t.reaped) && test_failures() == before) {
 			if (i < n) {
 				struct dmaio_io ios[32];
 				unsigned m = n - i < 32 ? n - i : 32, j;
@@ -1605,7 +1564,7 @@ static void test_poll(void **state)
 					t.accepted += (unsigned)r;
 					i += (unsigned)r;
 				} else if (r != -EAGAIN) {
-					failf("poll: dmaio_submit = %s", test_errname(r));
+					test_fail("poll: dmaio_submit = %s", test_errname(r));
 					break;
 				}
 			}
@@ -1613,7 +1572,7 @@ static void test_poll(void **state)
 				continue;
 			r = poll_in(qfd, 10000);
 			if (r < 0) {
-				failf("poll: poll = %s", test_errname(r));
+				test_fail("poll: poll = %s", test_errname(r));
 				break;
 			}
 			if (r == 0) {
@@ -1622,19 +1581,20 @@ static void test_poll(void **state)
 				memset(&pg, 0, sizeof(pg));
 				dmaio_queue_progress(t.q, &pg);
 				r = dmaio_reap(t.q, out, REAP_MAX, 0, 0);
-				failf("poll: round %u: the queue fd not readable in 10 s with %llu "
-				      "ranges outstanding (progress: %llu completed, %llu reaped); "
-				      "then dmaio_reap(min 0, timeout 0) = %s", round,
-				      (unsigned long long)(t.accepted - t.reaped),
-				      (unsigned long long)pg.completed, (unsigned long long)pg.reaped,
-				      test_errname(r));
+				test_fail("poll: round %u: the queue fd not readable in 10 s with "
+					  "%llu ranges outstanding (progress: %llu completed, %llu "
+					  "reaped); then dmaio_reap(min 0, timeout 0) = %s",
+					  round, (unsigned long long)(t.accepted - t.reaped),
+					  (unsigned long long)pg.completed,
+					  (unsigned long long)pg.reaped, test_errname(r));
 				for (k = 0; k < r; k++)
 					take_done(&t, x, n, 10 + round, &out[k]);
 				break;
 			}
 			r = dmaio_reap(t.q, out, REAP_MAX, 0, 0);
 			if (r < 0) {
-				failf("poll: dmaio_reap(min 0, timeout 0) = %s", test_errname(r));
+				test_fail("poll: dmaio_reap(min 0, timeout 0) = %s",
+					  test_errname(r));
 				break;
 			}
 			for (k = 0; k < r; k++)
@@ -1642,16 +1602,16 @@ static void test_poll(void **state)
 			if (r == 0)
 				empty++;
 			loops++;
-			if (now_s() - t0 > 300) {
-				failf("poll: the event loop ran for 300 s (%u loops, %u empty reaps, "
-				      "%llu outstanding)", loops, empty,
-				      (unsigned long long)(t.accepted - t.reaped));
+			if (test_now() - t0 > 300) {
+				test_fail("poll: the event loop ran for 300 s (%u loops, %u empty "
+					  "reaps, %llu outstanding)", loops, empty,
+					  (unsigned long long)(t.accepted - t.reaped));
 				break;
 			}
 		}
 		for (i = 0; i < n && t.accepted - acc0 == n && t.accepted == t.reaped; i++)
 			if (x[i].seen != 1)
-				failf("poll: range %u completed %u times", i, x[i].seen);
+				test_fail("poll: range %u completed %u times", i, x[i].seen);
 		for (i = 0; i < n; i++)
 			if (x[i].io.op == DMAIO_OP_WRITE && x[i].d.res == x[i].exp) {
 				ref_reserve(&wf, (size_t)x[i].io.file_off + x[i].io.len);
@@ -1672,7 +1632,7 @@ static void test_poll(void **state)
 	qfile_free(&f);
 	qfile_free(&wf);
 	qbuf_free(&b);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1691,14 +1651,16 @@ static void check_cancelled_read(struct qbuf *b, const struct xio *e, struct qfi
 		bool file_ok = i < avail && m[i] == f->ref[e->io.file_off + (int64_t)i];
 
 		if (i < e->d.done && !file_ok) {
-			failf("cancel: %s: byte %llu of the %llu done is not the file's (0x%02x)",
-			      desc, (unsigned long long)i, (unsigned long long)e->d.done, m[i]);
+			test_fail("cancel: %s: byte %llu of the %llu done is not the file's "
+				  "(0x%02x)",
+				  desc, (unsigned long long)i, (unsigned long long)e->d.done, m[i]);
 			return;
 		}
 		if (!file_ok && m[i] != g) {
-			failf("cancel: %s (cancelled, done %llu): byte %llu is 0x%02x, neither the "
-			      "file's%s nor the guard 0x%02x", desc, (unsigned long long)e->d.done,
-			      (unsigned long long)i, m[i], i < avail ? "" : " (past EOF)", g);
+			test_fail("cancel: %s (cancelled, done %llu): byte %llu is 0x%02x, neither "
+				  "the file's%s nor the guard 0x%02x",
+				  desc, (unsigned long long)e->d.done, (unsigned long long)i, m[i],
+				  i < avail ? "" : " (past EOF)", g);
 			return;
 		}
 	}
@@ -1718,14 +1680,15 @@ static void check_cancelled_write(struct qbuf *b, const struct xio *e, struct qf
 		uint8_t old = o < f->size ? f->ref[o] : 0;
 
 		if (i < e->d.done && file_now[o] != nw) {
-			failf("cancel: %s: byte %llu of the %llu done is not the buffer's", desc,
-			      (unsigned long long)i, (unsigned long long)e->d.done);
+			test_fail("cancel: %s: byte %llu of the %llu done is not the buffer's",
+				  desc, (unsigned long long)i, (unsigned long long)e->d.done);
 			return;
 		}
 		if (file_now[o] != nw && file_now[o] != old) {
-			failf("cancel: %s (cancelled, done %llu): file byte %llu is 0x%02x, neither "
-			      "new 0x%02x nor old 0x%02x", desc, (unsigned long long)e->d.done,
-			      (unsigned long long)o, file_now[o], nw, old);
+			test_fail("cancel: %s (cancelled, done %llu): file byte %llu is 0x%02x, "
+				  "neither "
+				  "new 0x%02x nor old 0x%02x", desc, (unsigned long long)e->d.done,
+				  (unsigned long long)o, file_now[o], nw, old);
 			return;
 		}
 	}
@@ -1780,8 +1743,8 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 		x[i].may_cancel = mode == CANCEL_ALL || (mode == CANCEL_ONE && i == one);
 	r = dmaio_submit(t->q, ios, n);
 	if (r != (int)n) {
-		failf("cancel: dmaio_submit(%u) = %s (queue capacity %u)", n, test_errname(r),
-		      t->cap);
+		test_fail("cancel: dmaio_submit(%u) = %s (queue capacity %u)", n, test_errname(r),
+			  t->cap);
 		if (r > 0)
 			t->accepted += (unsigned)r;
 		dmaio_cancel(t->q, 0, DMAIO_CANCEL_ALL);
@@ -1802,20 +1765,20 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 	else
 		cr = 0;
 	if (cr < 0 || (unsigned)cr > (mode == CANCEL_ALL ? n : 1))
-		failf("cancel: dmaio_cancel(%s) = %s with %u ranges",
-		      mode == CANCEL_ALL ? "all" : "one", test_errname(cr), n);
+		test_fail("cancel: dmaio_cancel(%s) = %s with %u ranges",
+			  mode == CANCEL_ALL ? "all" : "one", test_errname(cr), n);
 	while (t->accepted > t->reaped &&
 	       reap_some(t, x, n, tag, 1, REAP_TIMEOUT_MS, REAP_MAX) > 0)
 		;
 	for (i = 0; i < n; i++) {
 		if (x[i].seen != 1)
-			failf("cancel: range %u completed %u times", i, x[i].seen);
+			test_fail("cancel: range %u completed %u times", i, x[i].seen);
 		if (x[i].d.res == -ECANCELED)
 			ncanc++;
 	}
 	if (cr >= 0 && ncanc != (unsigned)cr)
-		failf("cancel: dmaio_cancel said %d cancelled, %u completions are -ECANCELED", cr,
-		      ncanc);
+		test_fail("cancel: dmaio_cancel said %d cancelled, %u completions are -ECANCELED",
+			  cr, ncanc);
 	progress_check(t, "after cancelling", true);
 
 	/* reads: cancelled ones byte by byte, then every other byte of the buffer exactly */
@@ -1848,8 +1811,8 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 			}
 		assert_int_equal(fstat(wf->vfd, &st), 0);
 		if ((size_t)st.st_size < wf->size || (size_t)st.st_size > maxend)
-			failf("cancel: the written file has %lld bytes, expected %zu .. %zu",
-			      (long long)st.st_size, wf->size, maxend);
+			test_fail("cancel: the written file has %lld bytes, expected %zu .. %zu",
+				  (long long)st.st_size, wf->size, maxend);
 		file_now = calloc(1, (maxend > (size_t)st.st_size ? maxend : (size_t)st.st_size) + 1);
 		assert_non_null(file_now);
 		assert_true(pread_full(wf->vfd, file_now, (size_t)st.st_size, 0) >= 0);
@@ -1869,8 +1832,8 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 			wf->size = (size_t)st.st_size;
 		d = mem_first_diff(file_now, wf->ref, wf->size);
 		if (d >= 0) {
-			failf("cancel: the written file differs at byte %lld (outside every "
-			      "cancelled range)", d);
+			test_fail("cancel: the written file differs at byte %lld (outside every "
+				  "cancelled range)", d);
 			report_bytes("file", file_now, wf->ref, wf->size, (size_t)d);
 		}
 		free(file_now);
@@ -1886,7 +1849,7 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 
 static void test_cancel(void **state)
 {
-	unsigned before = fails(), i, ones = 0, all_canc = 0;
+	unsigned before = test_failures(), i, ones = 0, all_canc = 0;
 	struct dmaio_done out[4];
 	struct qtrack t, t2;
 	struct qbuf b;
@@ -1904,44 +1867,44 @@ static void test_cancel(void **state)
 	/* cancelling an empty queue cancels nothing */
 	r = dmaio_cancel(t.q, 0, DMAIO_CANCEL_ALL);
 	if (r != 0)
-		failf("cancel: dmaio_cancel(all) of an empty queue = %s", test_errname(r));
+		test_fail("cancel: dmaio_cancel(all) of an empty queue = %s", test_errname(r));
 	r = dmaio_cancel(t.q, 12345, 0);
 	if (r != 0)
-		failf("cancel: dmaio_cancel(12345) of an empty queue = %s", test_errname(r));
+		test_fail("cancel: dmaio_cancel(12345) of an empty queue = %s", test_errname(r));
 
-	for (i = 0; i < (args.quick ? 2u : 4u) && fails() == before; i++) {
+	for (i = 0; i < (args.quick ? 2u : 4u) && test_failures() == before; i++) {
 		r = cancel_round(&t, &b, &f, &wf, 120, 256 * KiB, CANCEL_ALL, 100 + i, &rg);
 		if (r > 0)
 			all_canc += (unsigned)r;
 	}
-	if (fails() == before && all_canc == 0)
-		failf("cancel: DMAIO_CANCEL_ALL right after submitting 120 ranges never cancelled "
-		      "any (does dmaio_submit wait for I/O?)");
+	if (test_failures() == before && all_canc == 0)
+		test_fail("cancel: DMAIO_CANCEL_ALL right after submitting 120 ranges never "
+			  "cancelled any (does dmaio_submit wait for I/O?)");
 	/* the queue works normally after a cancellation */
-	if (fails() == before)
+	if (test_failures() == before)
 		cancel_round(&t, &b, &f, &wf, 40, 64 * KiB, CANCEL_NONE, 200, &rg);
 	/* one: a user_data that is not in the queue, then the last of a batch */
-	if (fails() == before) {
+	if (test_failures() == before) {
 		assert_int_equal(qtrack_new(&t2, ctx, 2, "cancel-one"), 0); /* 2 chunks in flight */
-		for (i = 0; i < 4 && fails() == before; i++) {
+		for (i = 0; i < 4 && test_failures() == before; i++) {
 			r = cancel_round(&t2, &b, &f, &wf, 8, 2 * MiB, CANCEL_ONE, 300 + i, &rg);
 			if (r == 1)
 				ones++;
 		}
 		r = dmaio_cancel(t2.q, 300ull << 32 | 7, 0);
 		if (r != 0)
-			failf("cancel: dmaio_cancel of a reaped range's user_data = %s",
-			      test_errname(r));
-		if (fails() == before && ones == 0)
-			failf("cancel: cancelling the last of 8 ranges of 2 MiB (queue depth 2) "
-			      "right after submitting never cancelled it");
+			test_fail("cancel: dmaio_cancel of a reaped range's user_data = %s",
+				  test_errname(r));
+		if (test_failures() == before && ones == 0)
+			test_fail("cancel: cancelling the last of 8 ranges of 2 MiB (queue depth "
+				  "2) right after submitting never cancelled it");
 		r = dmaio_reap(t2.q, out, 4, 0, 0);
 		if (r != 0)
-			failf("cancel: reap after everything = %s", test_errname(r));
+			test_fail("cancel: reap after everything = %s", test_errname(r));
 		dmaio_queue_free(t2.q);
 	}
 	/* a queue freed with ranges in flight: no hang, no crash, buffers and files usable */
-	if (fails() == before) {
+	if (test_failures() == before) {
 		struct dmaio_io ios[16];
 
 		qbuf_fill(&b, 0, b.size, SEED_GUARD);
@@ -1955,7 +1918,7 @@ static void test_cancel(void **state)
 		}
 		r = dmaio_submit(t2.q, ios, 16);
 		if (r != 16)
-			failf("free-busy: dmaio_submit(16) = %s", test_errname(r));
+			test_fail("free-busy: dmaio_submit(16) = %s", test_errname(r));
 		dmaio_queue_free(t2.q);
 		/* nothing may write after the free: the buffer keeps what it has now */
 		{
@@ -1968,7 +1931,8 @@ static void test_cancel(void **state)
 			usleep(100 * 1000);
 			cpu_begin(&b, DMAIO_SYNC_READ);
 			if (mem_first_diff(snap, b.map, b.size) >= 0)
-				failf("free-busy: the buffer changed after dmaio_queue_free returned");
+				test_fail("free-busy: the buffer changed after dmaio_queue_free "
+					  "returned");
 			cpu_end(&b, DMAIO_SYNC_READ);
 			free(snap);
 		}
@@ -1977,7 +1941,7 @@ static void test_cancel(void **state)
 	qfile_free(&f);
 	qfile_free(&wf);
 	qbuf_free(&b);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1994,8 +1958,8 @@ static bool under_valgrind(void)
 	do {                                                                               \
 		long r_ = (long)(call);                                                    \
 		if (r_ != (long)(want))                                                    \
-			failf("args: %s = %s, expected %s", #call, test_errname(r_),       \
-			      test_errname(want));                                         \
+			test_fail("args: %s = %s, expected %s", #call, test_errname(r_),       \
+				  test_errname(want));                                         \
 	} while (0)
 
 /* Use up every descriptor below a lowered RLIMIT_NOFILE, call @fn, give everything back. */
@@ -2019,7 +1983,7 @@ static void with_no_fds(int src, void (*fn)(void *), void *arg)
 	while ((fd = fcntl(src, F_DUPFD_CLOEXEC, 0)) >= 0)
 		dups[n++] = fd;
 	if (errno != EMFILE)
-		failf("args: filling the fd table ended with %s", strerror(errno));
+		test_fail("args: filling the fd table ended with %s", strerror(errno));
 	fn(arg);
 	while (n > 0)
 		close(dups[--n]);
@@ -2044,7 +2008,7 @@ static void emfile_fn(void *p)
 
 static void test_args(void **state)
 {
-	unsigned before = fails();
+	unsigned before = test_failures();
 	struct dmaio_file_info fi;
 	struct dmaio_progress pr;
 	struct dmaio_done out[4];
@@ -2071,48 +2035,48 @@ static void test_args(void **state)
 	EXPECT(dmaio_queue_new(ctx, DMAIO_QUEUE_DEPTH_MAX + 1, 0, &q), -EINVAL);
 	EXPECT(dmaio_queue_new(ctx, ~0u, 0, &q), -EINVAL);
 	if (q)
-		failf("args: a refused dmaio_queue_new set *q");
+		test_fail("args: a refused dmaio_queue_new set *q");
 	for (depth = 0; depth <= DMAIO_QUEUE_DEPTH_MAX; depth += depth < 2 ? 1 : 127) {
 		r = dmaio_queue_new(ctx, depth, 0, &q);
 		if (r)
-			failf("args: dmaio_queue_new(depth %u) = %s", depth, test_errname(r));
+			test_fail("args: dmaio_queue_new(depth %u) = %s", depth, test_errname(r));
 		else
 			dmaio_queue_free(q);
 		q = NULL;
 	}
 	r = dmaio_queue_new(ctx, DMAIO_QUEUE_DEPTH_MAX, 0, &q);
 	if (r)
-		failf("args: dmaio_queue_new(DMAIO_QUEUE_DEPTH_MAX) = %s", test_errname(r));
+		test_fail("args: dmaio_queue_new(DMAIO_QUEUE_DEPTH_MAX) = %s", test_errname(r));
 	dmaio_queue_free(q);
 	r = dmaio_queue_new(NULL, 4, 0, &q2); /* the default context */
 	if (r)
-		failf("args: dmaio_queue_new(NULL ctx) = %s", test_errname(r));
+		test_fail("args: dmaio_queue_new(NULL ctx) = %s", test_errname(r));
 	dmaio_queue_free(q2);
 	dmaio_queue_free(NULL);
 	assert_int_equal(dmaio_queue_new(ctx, 4, 0, &q), 0);
 
 	/* -ETIME: min 1 on an empty queue, 50 ms */
-	t0 = now_s();
+	t0 = test_now();
 	r = dmaio_reap(q, out, 4, 1, 50);
-	dt = now_s() - t0;
+	dt = test_now() - t0;
 	if (r != -ETIME)
-		failf("args: dmaio_reap(min 1, 50 ms) of an empty queue = %s, expected -ETIME",
-		      test_errname(r));
+		test_fail("args: dmaio_reap(min 1, 50 ms) of an empty queue = %s, expected -ETIME",
+			  test_errname(r));
 	if (dt > 2.0)
-		failf("args: dmaio_reap(min 1, 50 ms) took %.3f s", dt);
+		test_fail("args: dmaio_reap(min 1, 50 ms) took %.3f s", dt);
 	printf("# args: dmaio_reap(min 1, 50 ms) of an empty queue: %s after %.1f ms\n",
 	       test_errname(r), dt * 1000);
 	/* timeout 0 does not wait: -ETIME or 0 (fewer ranges in the queue than min) */
 	r = dmaio_reap(q, out, 4, 1, 0);
 	if (r != -ETIME && r != 0)
-		failf("args: dmaio_reap(min 1, 0 ms) of an empty queue = %s", test_errname(r));
+		test_fail("args: dmaio_reap(min 1, 0 ms) of an empty queue = %s", test_errname(r));
 	/* an endless wait on an empty queue must not hang: nothing can ever come */
-	t0 = now_s();
+	t0 = test_now();
 	r = dmaio_reap(q, out, 4, 1, -1);
-	dt = now_s() - t0;
+	dt = test_now() - t0;
 	if ((r != -ETIME && r != 0) || dt > 2.0)
-		failf("args: dmaio_reap(min 1, -1) of an empty queue = %s after %.3f s",
-		      test_errname(r), dt);
+		test_fail("args: dmaio_reap(min 1, -1) of an empty queue = %s after %.3f s",
+			  test_errname(r), dt);
 	EXPECT(dmaio_reap(q, out, 4, 0, 0), 0);
 	EXPECT(dmaio_reap(q, out, 4, 0, 50), 0);
 
@@ -2137,31 +2101,31 @@ static void test_args(void **state)
 	memset(out, 0, sizeof(out));
 	r = dmaio_reap(q, out, 4, 1, REAP_TIMEOUT_MS);
 	if (r != 1 || out[0].user_data != 42 || out[0].res != 995)
-		failf("args: after the refused calls, reap = %s (user_data %llu res %lld), "
-		      "expected the range (42, 995)", test_errname(r),
-		      (unsigned long long)out[0].user_data, (long long)out[0].res);
+		test_fail("args: after the refused calls, reap = %s (user_data %llu res %lld), "
+			  "expected the range (42, 995)", test_errname(r),
+			  (unsigned long long)out[0].user_data, (long long)out[0].res);
 	EXPECT(dmaio_queue_progress(q, &pr), 0);
 	if (pr.submitted != 1 || pr.completed != 1 || pr.reaped != 1 || pr.cancelled != 0 ||
 	    pr.bytes_total != 1000 || pr.bytes_done != 995)
-		failf("args: progress %llu/%llu/%llu/%llu bytes %llu/%llu, expected 1/1/1/0 "
-		      "995/1000", (unsigned long long)pr.submitted,
-		      (unsigned long long)pr.completed, (unsigned long long)pr.reaped,
-		      (unsigned long long)pr.cancelled, (unsigned long long)pr.bytes_done,
-		      (unsigned long long)pr.bytes_total);
+		test_fail("args: progress %llu/%llu/%llu/%llu bytes %llu/%llu, expected 1/1/1/0 "
+			  "995/1000", (unsigned long long)pr.submitted,
+			  (unsigned long long)pr.completed, (unsigned long long)pr.reaped,
+			  (unsigned long long)pr.cancelled, (unsigned long long)pr.bytes_done,
+			  (unsigned long long)pr.bytes_total);
 	/* a range of length 0 completes with 0 */
 	x.io.len = 0;
 	x.io.user_data = 43;
 	EXPECT(dmaio_submit(q, &x.io, 1), 1);
 	r = dmaio_reap(q, out, 4, 1, REAP_TIMEOUT_MS);
 	if (r != 1 || out[0].user_data != 43 || out[0].res != 0 || out[0].done != 0)
-		failf("args: a range of length 0: reap = %s (user_data %llu res %lld)",
-		      test_errname(r), (unsigned long long)out[0].user_data,
-		      (long long)out[0].res);
+		test_fail("args: a range of length 0: reap = %s (user_data %llu res %lld)",
+			  test_errname(r), (unsigned long long)out[0].user_data,
+			  (long long)out[0].res);
 	cpu_begin(&b, DMAIO_SYNC_READ);
 	if (pat_check(b.map + 100, 995, SEED_FILE, 65536 - 995) >= 0 ||
 	    pat_check(b.map, 100, SEED_GUARD, 0) >= 0 ||
 	    pat_check(b.map + 1095, b.size - 1095, SEED_GUARD, 1095) >= 0)
-		failf("args: the 995-byte read is not byte-exact");
+		test_fail("args: the 995-byte read is not byte-exact");
 	cpu_end(&b, DMAIO_SYNC_READ);
 
 	/* dmaio_file_open */
@@ -2201,10 +2165,10 @@ static void test_args(void **state)
 	if (kind != DMAIO_BUF_MEMFD)
 		EXPECT(dmaio_file_open(ctx, dmaio_buf_fd(b.buf), 0, &f), -EINVAL);
 	if (f)
-		failf("args: a refused dmaio_file_open set *file");
+		test_fail("args: a refused dmaio_file_open set *file");
 	r = dmaio_file_open(NULL, fd, 0, &fo); /* the default context */
 	if (r)
-		failf("args: dmaio_file_open(NULL ctx) = %s", test_errname(r));
+		test_fail("args: dmaio_file_open(NULL ctx) = %s", test_errname(r));
 	dmaio_file_close(NULL);
 	/* -EMFILE for queues and files */
 	memset(&ea, 0, sizeof(ea));
@@ -2212,11 +2176,11 @@ static void test_args(void **state)
 	with_no_fds(fd, emfile_fn, &ea);
 	if (!under_valgrind()) {
 		if (ea.rq != -EMFILE)
-			failf("args: dmaio_queue_new with no fd left = %s, expected -EMFILE",
-			      test_errname(ea.rq));
+			test_fail("args: dmaio_queue_new with no fd left = %s, expected -EMFILE",
+				  test_errname(ea.rq));
 		if (ea.rf != -EMFILE)
-			failf("args: dmaio_file_open with no fd left = %s, expected -EMFILE",
-			      test_errname(ea.rf));
+			test_fail("args: dmaio_file_open with no fd left = %s, expected -EMFILE",
+				  test_errname(ea.rf));
 		dmaio_queue_free(ea.q);
 		dmaio_file_close(ea.f);
 	}
@@ -2274,27 +2238,27 @@ static void test_args(void **state)
 			rr = dmaio_file_read(c[i].f, c[i].foff, c[i].b, c[i].boff, c[i].len,
 					     c[i].flags, &xf);
 			if (rr != c[i].rd)
-				failf("args: dmaio_file_read(%s) = %s, expected %s", c[i].what,
-				      test_errname(rr), test_errname(c[i].rd));
+				test_fail("args: dmaio_file_read(%s) = %s, expected %s", c[i].what,
+					  test_errname(rr), test_errname(c[i].rd));
 			if (rr < 0 && rr != -EOPNOTSUPP && xf.done != 0 &&
 			    xf.done != 0xa5a5a5a5a5a5a5a5ull)
-				failf("args: dmaio_file_read(%s) refused, xfer.done %llu", c[i].what,
-				      (unsigned long long)xf.done);
+				test_fail("args: dmaio_file_read(%s) refused, xfer.done %llu",
+					  c[i].what, (unsigned long long)xf.done);
 			rr = dmaio_file_read(c[i].f, c[i].foff, c[i].b, c[i].boff, c[i].len,
 					     c[i].flags, NULL);
 			if (rr != c[i].rd)
-				failf("args: dmaio_file_read(%s, xfer NULL) = %s, expected %s",
-				      c[i].what, test_errname(rr), test_errname(c[i].rd));
+				test_fail("args: dmaio_file_read(%s, xfer NULL) = %s, expected %s",
+					  c[i].what, test_errname(rr), test_errname(c[i].rd));
 			/* writes into the copy of the data they read: the file keeps its bytes */
 			qbuf_fill(&b, 0, b.size, SEED_FILE);
 			rr = dmaio_file_write(c[i].f, c[i].foff, c[i].b, c[i].boff, c[i].len,
 					      c[i].flags, &xf);
 			if (rr != c[i].wr)
-				failf("args: dmaio_file_write(%s) = %s, expected %s", c[i].what,
-				      test_errname(rr), test_errname(c[i].wr));
+				test_fail("args: dmaio_file_write(%s) = %s, expected %s", c[i].what,
+					  test_errname(rr), test_errname(c[i].wr));
 		}
 		if (file_check_pattern(qf.vfd, 0, qf.size, SEED_FILE, 0) != -1)
-			failf("args: the file changed");
+			test_fail("args: the file changed");
 	}
 	dmaio_file_close(fro);
 	dmaio_file_close(fwo);
@@ -2321,7 +2285,7 @@ static void test_args(void **state)
 	dmaio_queue_free(q);
 	qfile_free(&qf);
 	qbuf_free(&b);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2353,7 +2317,7 @@ static void *thread_main(void *p)
 	rng_init(&rg, 80 + (uint64_t)th->id);
 	snprintf(name, sizeof(name), "thread %d", th->id);
 	if (!x || !got || !ref) {
-		failf("%s: out of memory", name);
+		test_fail("%s: out of memory", name);
 		goto out;
 	}
 	if (qtrack_new(&t, ctx, 4 + (unsigned)th->id, name))
@@ -2366,13 +2330,13 @@ static void *thread_main(void *p)
 	if (fd >= 0)
 		close(fd);
 	if (rc) {
-		failf("%s: dmaio_file_open(dst) = %s", name, test_errname(rc));
+		test_fail("%s: dmaio_file_open(dst) = %s", name, test_errname(rc));
 		dmaio_queue_free(t.q);
 		goto out;
 	}
 	mydst.size = th->dst->size;
 	pread_full(th->dst->vfd, ref, th->fhi - th->flo, (off_t)th->flo);
-	for (round = 0; round < th->rounds && fails() == th->before; round++) {
+	for (round = 0; round < th->rounds && test_failures() == th->before; round++) {
 		struct layout l;
 
 		/* reads of the shared source into this thread's parts of the buffers */
@@ -2407,7 +2371,7 @@ static void *thread_main(void *p)
 			long long d;
 
 			if (!exp) {
-				failf("%s: out of memory", name);
+				test_fail("%s: out of memory", name);
 				break;
 			}
 			pat_fill(exp, th->hi - th->lo, SEED_GUARD, b->sbase + th->lo);
@@ -2420,8 +2384,9 @@ static void *thread_main(void *p)
 			if (d >= 0) {
 				long k = find_range(x, n, false, bi, th->lo + (uint64_t)d);
 
-				failf("%s round %u: buffer %d byte %llu differs (range %ld)", name,
-				      round, bi, (unsigned long long)(th->lo + (uint64_t)d), k);
+				test_fail("%s round %u: buffer %d byte %llu differs (range %ld)",
+					  name, round, bi,
+					  (unsigned long long)(th->lo + (uint64_t)d), k);
 				report_bytes("buffer", b->map + th->lo, exp, th->hi - th->lo,
 					     (size_t)d);
 			}
@@ -2459,14 +2424,14 @@ static void *thread_main(void *p)
 		}
 		if (pread_full(th->dst->vfd, got, th->fhi - th->flo, (off_t)th->flo) !=
 		    (ssize_t)(th->fhi - th->flo)) {
-			failf("%s: pread of the destination failed", name);
+			test_fail("%s: pread of the destination failed", name);
 		} else {
 			long long d = mem_first_diff(got, ref, th->fhi - th->flo);
 
 			if (d >= 0) {
-				failf("%s round %u: destination byte %llu differs (range %ld)", name,
-				      round, (unsigned long long)(th->flo + (uint64_t)d),
-				      find_range(x, n, true, 1, th->flo + (uint64_t)d));
+				test_fail("%s round %u: destination byte %llu differs (range %ld)",
+					  name, round, (unsigned long long)(th->flo + (uint64_t)d),
+					  find_range(x, n, true, 1, th->flo + (uint64_t)d));
 				report_bytes("file", got, ref, th->fhi - th->flo, (size_t)d);
 			}
 		}
@@ -2482,12 +2447,12 @@ out:
 
 static void test_threads(void **state)
 {
-	unsigned before = fails(), ranges = 0, rounds = args.quick ? 3 : 12;
+	unsigned before = test_failures(), ranges = 0, rounds = args.quick ? 3 : 12;
 	size_t bsize = args.quick ? 2 * MiB : 8 * MiB, part, fpart = MiB;
 	struct thr th[NTHREADS];
 	struct qbuf b[RB];
 	struct qfile src, dst;
-	double t0 = now_s();
+	double t0 = test_now();
 	int i;
 
 	(void)state;
@@ -2518,15 +2483,15 @@ static void test_threads(void **state)
 		ranges += th[i].ranges;
 	}
 	printf("# threads: %d threads x %u rounds, %u ranges, %.2f s\n", NTHREADS, rounds, ranges,
-	       now_s() - t0);
+	       test_now() - t0);
 	/* nobody wrote outside their part: the bytes between the parts are the prefill */
 	for (i = 1; i < NTHREADS; i++) {
 		size_t gap = th[i].flo - th[i - 1].fhi;
 
 		if (gap && file_check_pattern(dst.vfd, (off_t)th[i - 1].fhi, gap, SEED_DEST,
 					      (1ull << 32) + th[i - 1].fhi) != -1)
-			failf("threads: the destination bytes between thread %d and %d changed",
-			      i - 1, i);
+			test_fail("threads: the destination bytes between thread %d and %d changed",
+				  i - 1, i);
 	}
 	/* nor outside their parts of the buffers: the byte between two parts, and the tail */
 	for (i = 0; i < RB; i++) {
@@ -2536,20 +2501,21 @@ static void test_threads(void **state)
 		for (j = 1; j < NTHREADS; j++)
 			if (b[i].map[part * (size_t)j] !=
 			    pat_byte(SEED_GUARD, b[i].sbase + part * (size_t)j))
-				failf("threads: buffer %d byte %zu between two threads' parts changed",
-				      i, part * (size_t)j);
+				test_fail("threads: buffer %d byte %zu between two threads' parts "
+					  "changed",
+					  i, part * (size_t)j);
 		if (pat_check(b[i].map + part * NTHREADS, b[i].size - part * NTHREADS, SEED_GUARD,
 			      b[i].sbase + part * NTHREADS) >= 0)
-			failf("threads: buffer %d bytes past every thread's part changed", i);
+			test_fail("threads: buffer %d bytes past every thread's part changed", i);
 		cpu_end(&b[i], DMAIO_SYNC_READ);
 	}
 	if (ranges == 0)
-		failf("threads: no range ran");
+		test_fail("threads: no range ran");
 	qfile_free(&src);
 	qfile_free(&dst);
 	for (i = 0; i < RB; i++)
 		qbuf_free(&b[i]);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2560,8 +2526,8 @@ static void info_compare(const struct dmaio_file_info *a, const struct dmaio_fil
 {
 #define FIELD(x)                                                                           \
 	if (a->x != b->x)                                                                  \
-		failf("regfile %s: dmaio_file_get_info." #x " %lld, dmaio_probe_file says %lld", \
-		      when, (long long)a->x, (long long)b->x)
+		test_fail("regfile %s: dmaio_file_get_info." #x " %lld, dmaio_probe_file " \
+			  "says %lld", when, (long long)a->x, (long long)b->x)
 	FIELD(is_blockdev);
 	FIELD(direct);
 	FIELD(direct_err);
@@ -2592,9 +2558,9 @@ static void fd_unchanged(int fd, const struct fdstate *s0, const char *when)
 
 	fd_state(fd, &s);
 	if (s.fl != s0->fl || s.fd != s0->fd || s.pos != s0->pos)
-		failf("regfile %s: the caller's fd changed: F_GETFL 0x%x -> 0x%x, F_GETFD %d -> %d, "
-		      "offset %lld -> %lld", when, s0->fl, s.fl, s0->fd, s.fd, (long long)s0->pos,
-		      (long long)s.pos);
+		test_fail("regfile %s: the caller's fd changed: F_GETFL 0x%x -> 0x%x, F_GETFD %d "
+			  "-> %d, offset %lld -> %lld",
+			  when, s0->fl, s.fl, s0->fd, s.fd, (long long)s0->pos, (long long)s.pos);
 }
 
 struct rcase {
@@ -2655,20 +2621,20 @@ static bool sync_result(const char *what, const char *desc, int path, ssize_t r1
 			ssize_t exp, const struct dmaio_xfer *x)
 {
 	if (r1 != r2)
-		failf("regfile %s %s: registered %s, by fd %s", what, desc, test_errname(r1),
-		      test_errname(r2));
+		test_fail("regfile %s %s: registered %s, by fd %s", what, desc, test_errname(r1),
+			  test_errname(r2));
 	if (r1 == -EOPNOTSUPP && !mandatory(path))
 		return false;
 	if (r1 != exp) {
-		failf("regfile %s %s: %s, expected %zd", what, desc, test_errname(r1), exp);
+		test_fail("regfile %s %s: %s, expected %zd", what, desc, test_errname(r1), exp);
 		return false;
 	}
 	if (x->done != (uint64_t)r1)
-		failf("regfile %s %s: xfer.done %llu, returned %zd", what, desc,
-		      (unsigned long long)x->done, r1);
+		test_fail("regfile %s %s: xfer.done %llu, returned %zd", what, desc,
+			  (unsigned long long)x->done, r1);
 	if (r1 > 0 && path != DMAIO_PATH_AUTO && (x->path != path || x->fallbacks))
-		failf("regfile %s %s: xfer.path %s fallbacks %u, forced %s", what, desc,
-		      pname(x->path), x->fallbacks, pname(path));
+		test_fail("regfile %s %s: xfer.path %s fallbacks %u, forced %s", what, desc,
+			  test_pname(x->path), x->fallbacks, test_pname(path));
 	return true;
 }
 
@@ -2676,7 +2642,7 @@ static void test_regfile(void **state)
 {
 	const size_t BS = 192 * KiB + 3;
 	const off_t S = (off_t)(160 * KiB + 333), D = (off_t)(100 * KiB + 77);
-	unsigned before = fails(), calls = 0, na = 0;
+	unsigned before = test_failures(), calls = 0, na = 0;
 	struct dmaio_file_info fi, pi;
 	struct dmaio_file *rf = NULL, *wf1 = NULL, *rod = NULL;
 	struct fdstate s_rd, s_wr;
@@ -2709,14 +2675,14 @@ static void test_regfile(void **state)
 	if (r)
 		fail_msg("dmaio_file_open = %s", test_errname(r));
 	if (test_check_new_fds_cloexec(fdset, 1024, "dmaio_file_open", &nnew))
-		failf("regfile: dmaio_file_open made fds that are not close-on-exec");
+		test_fail("regfile: dmaio_file_open made fds that are not close-on-exec");
 	fd_unchanged(fd, &s_rd, "after dmaio_file_open");
 	assert_int_equal(dmaio_file_get_info(rf, &fi), 0);
 	assert_int_equal(dmaio_probe_file(ctx, fd, &pi), 0);
 	info_compare(&fi, &pi, "after open");
 	if (fi.size != (uint64_t)S)
-		failf("regfile: get_info.size %llu, the file has %lld", (unsigned long long)fi.size,
-		      (long long)S);
+		test_fail("regfile: get_info.size %llu, the file has %lld",
+			  (unsigned long long)fi.size, (long long)S);
 
 	/* reads: registered against by fd, same call, same bytes */
 	n = regfile_cases(cs, ARRAY_SIZE(cs), true, S);
@@ -2727,7 +2693,7 @@ static void test_regfile(void **state)
 			char desc[160];
 
 			snprintf(desc, sizeof(desc), "read path %s buf_off %zu file_off %lld len %zu",
-				 pname(path), cs[i].boff, (long long)cs[i].foff, cs[i].len);
+				 test_pname(path), cs[i].boff, (long long)cs[i].foff, cs[i].len);
 			exp = cs[i].foff >= S ? 0 :
 			      (ssize_t)(S - cs[i].foff < (off_t)cs[i].len ? (size_t)(S - cs[i].foff) :
 									  cs[i].len);
@@ -2750,19 +2716,20 @@ static void test_regfile(void **state)
 			e = pat_check(a.map + cs[i].boff, (size_t)exp, SEED_FILE,
 				      (uint64_t)cs[i].foff);
 			if (e >= 0) {
-				failf("regfile %s: data byte %lld wrong", desc, e);
+				test_fail("regfile %s: data byte %lld wrong", desc, e);
 				pat_report("read", a.map + cs[i].boff, (size_t)exp, SEED_FILE,
 					   (uint64_t)cs[i].foff, e, false);
 			}
 			if (pat_check(a.map, cs[i].boff, SEED_GUARD, 0) >= 0 ||
 			    pat_check(a.map + cs[i].boff + exp, BS - cs[i].boff - (size_t)exp,
 				      SEED_GUARD, cs[i].boff + (size_t)exp) >= 0)
-				failf("regfile %s: a buffer byte outside the %zd bytes read changed",
-				      desc, exp);
+				test_fail("regfile %s: a buffer byte outside the %zd bytes read "
+					  "changed",
+					  desc, exp);
 			e = mem_first_diff(a.map, b.map, BS);
 			if (e >= 0 && r1 == r2)
-				failf("regfile %s: registered and by-fd buffers differ at %lld", desc,
-				      e);
+				test_fail("regfile %s: registered and by-fd buffers differ at %lld",
+					  desc, e);
 			cpu_end(&a, DMAIO_SYNC_READ);
 			cpu_end(&b, DMAIO_SYNC_READ);
 		}
@@ -2794,7 +2761,7 @@ static void test_regfile(void **state)
 			if (i >= n - 3)
 				foff += dsize - D;
 			snprintf(desc, sizeof(desc), "write path %s buf_off %zu file_off %lld len %zu",
-				 pname(path), cs[i].boff, (long long)foff, cs[i].len);
+				 test_pname(path), cs[i].boff, (long long)foff, cs[i].len);
 			r1 = dmaio_file_write(wf1, foff, a.buf, cs[i].boff, cs[i].len,
 					      sync_flags(path), &x1);
 			r2 = dmaio_write_file_ex(a.buf, cs[i].boff, fd2, foff, cs[i].len,
@@ -2810,26 +2777,27 @@ static void test_regfile(void **state)
 			assert_int_equal(fstat(vd1, &st1), 0);
 			assert_int_equal(fstat(vd2, &st2), 0);
 			if (st1.st_size != dsize || st2.st_size != dsize) {
-				failf("regfile %s: sizes %lld (registered) %lld (by fd), expected "
-				      "%lld", desc, (long long)st1.st_size, (long long)st2.st_size,
-				      (long long)dsize);
+				test_fail("regfile %s: sizes %lld (registered) %lld (by fd), "
+					  "expected %lld",
+					  desc, (long long)st1.st_size, (long long)st2.st_size,
+					  (long long)dsize);
 				continue;
 			}
 			assert_int_equal(pread_full(vd1, f1, (size_t)dsize, 0), dsize);
 			assert_int_equal(pread_full(vd2, f2, (size_t)dsize, 0), dsize);
 			e = mem_first_diff(f1, ref, (size_t)dsize);
 			if (e >= 0) {
-				failf("regfile %s: registered file byte %lld wrong", desc, e);
+				test_fail("regfile %s: registered file byte %lld wrong", desc, e);
 				report_bytes("file", f1, ref, (size_t)dsize, (size_t)e);
 			}
 			e = mem_first_diff(f1, f2, (size_t)dsize);
 			if (e >= 0)
-				failf("regfile %s: the files written both ways differ at %lld", desc,
-				      e);
+				test_fail("regfile %s: the files written both ways differ at %lld",
+					  desc, e);
 			assert_int_equal(dmaio_file_get_info(wf1, &fi), 0);
 			if (fi.size != (uint64_t)dsize)
-				failf("regfile %s: get_info.size %llu, file size %lld", desc,
-				      (unsigned long long)fi.size, (long long)dsize);
+				test_fail("regfile %s: get_info.size %llu, file size %lld", desc,
+					  (unsigned long long)fi.size, (long long)dsize);
 		}
 	}
 	fd_unchanged(wfd, &s_wr, "after the writes");
@@ -2844,19 +2812,19 @@ static void test_regfile(void **state)
 	r1 = dmaio_file_read(rf, 4097, a.buf, 3, 100000, 0, NULL);
 	cpu_begin(&a, DMAIO_SYNC_READ);
 	if (r1 != 100000 || pat_check(a.map + 3, 100000, SEED_FILE, 4097) >= 0)
-		failf("regfile: a read after the caller closed its fd = %s, or wrong data",
-		      test_errname(r1));
+		test_fail("regfile: a read after the caller closed its fd = %s, or wrong data",
+			  test_errname(r1));
 	cpu_end(&a, DMAIO_SYNC_READ);
 	qbuf_fill(&a, 0, BS, SEED_BUF);
 	r1 = dmaio_file_write(wf1, 1000, a.buf, 77, 50000, 0, NULL);
 	pat_fill(ref + 1000, 50000, SEED_BUF, 77);
 	if (r1 != 50000 || file_check_pattern(vd1, 1000, 50000, SEED_BUF, 77) != -1)
-		failf("regfile: a write after the caller closed its fd = %s, or wrong data",
-		      test_errname(r1));
+		test_fail("regfile: a write after the caller closed its fd = %s, or wrong data",
+			  test_errname(r1));
 	/* a write-only registration cannot read, even with the caller's fd gone */
 	r1 = dmaio_file_read(wf1, 0, a.buf, 0, 16, 0, NULL);
 	if (r1 != -EBADF)
-		failf("regfile: a read of a write-only registered file = %s", test_errname(r1));
+		test_fail("regfile: a read of a write-only registered file = %s", test_errname(r1));
 
 	/* the file grows behind the library's back: a read past the size it knew sees it */
 	assert_int_equal(file_fill_pattern(vsrc, S, 20000, SEED_FILE), 0);
@@ -2865,13 +2833,14 @@ static void test_regfile(void **state)
 	cpu_begin(&a, DMAIO_SYNC_READ);
 	if (r1 != 21000 || pat_check(a.map + 1, 21000, SEED_FILE, (uint64_t)S - 1000) >= 0 ||
 	    pat_check(a.map + 21001, BS - 21001, SEED_GUARD, 21001) >= 0)
-		failf("regfile: after the file grew by 20000 bytes outside the library, a read "
-		      "across the old end = %s, expected 21000 exact bytes", test_errname(r1));
+		test_fail("regfile: after the file grew by 20000 bytes outside the library, a read "
+			  "across the old end = %s, expected 21000 exact bytes", test_errname(r1));
 	cpu_end(&a, DMAIO_SYNC_READ);
 	assert_int_equal(dmaio_file_get_info(rf, &fi), 0);
 	if (fi.size != (uint64_t)S + 20000)
-		failf("regfile: get_info.size %llu after the read that looked again, file has %lld",
-		      (unsigned long long)fi.size, (long long)S + 20000);
+		test_fail("regfile: get_info.size %llu after the read that looked again, file has "
+			  "%lld",
+			  (unsigned long long)fi.size, (long long)S + 20000);
 
 	/* an O_RDONLY | O_DIRECT caller fd: its flags stay, buffered reads still work */
 	if (test_can_odirect(spath)) {
@@ -2887,13 +2856,13 @@ static void test_regfile(void **state)
 				     NULL);
 		cpu_begin(&a, DMAIO_SYNC_READ);
 		if (r1 != 7000 || pat_check(a.map + 5, 7000, SEED_FILE, 3) >= 0)
-			failf("regfile: a buffered read through an O_DIRECT registration = %s",
-			      test_errname(r1));
+			test_fail("regfile: a buffered read through an O_DIRECT registration = %s",
+				  test_errname(r1));
 		cpu_end(&a, DMAIO_SYNC_READ);
 		r1 = dmaio_file_write(rod, 0, a.buf, 0, 16, 0, NULL);
 		if (r1 != -EBADF)
-			failf("regfile: a write of an O_RDONLY registered file = %s",
-			      test_errname(r1));
+			test_fail("regfile: a write of an O_RDONLY registered file = %s",
+				  test_errname(r1));
 		fd_unchanged(fd, &s, "(O_DIRECT) after a buffered read");
 		close(fd);
 		dmaio_file_close(rod);
@@ -2908,8 +2877,8 @@ static void test_regfile(void **state)
 	(void)dmaio_file_read(rod, 0, a.buf, 0, 65536, 0, NULL);
 	dmaio_file_close(rod);
 	if (test_count_fds() != n0)
-		failf("regfile: %d fds before dmaio_file_open, %d after dmaio_file_close", n0,
-		      test_count_fds());
+		test_fail("regfile: %d fds before dmaio_file_open, %d after dmaio_file_close", n0,
+			  test_count_fds());
 
 	printf("# regfile: %u call pairs, %u refused by a forced path\n", calls, na);
 	dmaio_file_close(rf);
@@ -2923,7 +2892,7 @@ static void test_regfile(void **state)
 	free(ref);
 	qbuf_free(&a);
 	qbuf_free(&b);
-	END_TEST(before);
+	assert_no_failures_since(before);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -25,10 +25,6 @@
 
 #include "common.h"
 
-#ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#endif
-
 enum expect { EXPECT_UNKNOWN, EXPECT_ON, EXPECT_OFF };
 
 static enum expect expect;

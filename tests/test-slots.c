@@ -42,9 +42,10 @@ static void test_many_buffers(void **state)
 	for (int i = 0; i < nb; i++) {
 		void *m;
 
-		if (i == 0 && test_alloc_or_skip(NULL, args.heap_name, BSZ, 0, &b[0]))
-			return;
-		if (i)
+		/* the first: 77 where the provider is missing on the host; in the VM a failure */
+		if (i == 0)
+			assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, BSZ, 0, &b[0]), 0);
+		else
 			assert_int_equal(dmaio_alloc(NULL, args.heap_name, BSZ, 0, &b[i]), 0);
 		assert_int_equal(dmaio_map(b[i], &m), 0);
 		map[i] = m;

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,20 +28,6 @@
 static struct test_args args;
 static int want_kind;
 static long saved_limit = -1;
-
-static long read_limit(void)
-{
-	char b[32] = "";
-	FILE *f = fopen(LIMIT_PATH, "re");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fgets(b, sizeof(b), f))
-		v = strtol(b, NULL, 10);
-	fclose(f);
-	return v;
-}
 
 static int write_limit(long mb)
 {
@@ -81,39 +66,41 @@ static size_t rounded(size_t n)
 	return (n + g - 1) / g * g;
 }
 
-static void fdinfo_field(int fd, const char *key, char *out, size_t outlen)
+/* What a test holds, freed by its teardown also when an assert ended the test part-way. */
+struct hold {
+	struct dmaio_ctx *ctx;
+	struct dmaio_buf *b;
+	void *own;
+	size_t ownlen;
+	int fd[4];
+};
+
+static int hold_setup(void **state)
 {
-	char p[64], line[256];
-	size_t kl = strlen(key);
-	FILE *f;
+	struct hold *h = calloc(1, sizeof(*h));
 
-	out[0] = 0;
-	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
-	f = fopen(p, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-			char *v = line + kl + 1;
-
-			v += strspn(v, " \t");
-			v[strcspn(v, "\n")] = 0;
-			snprintf(out, outlen, "%s", v);
-			break;
-		}
-	}
-	fclose(f);
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(h->fd); i++)
+		h->fd[i] = -1;
+	*state = h;
+	return 0;
 }
 
-static int own_sync(int fd, uint64_t flags)
+static int hold_teardown(void **state)
 {
-	struct dma_buf_sync s = { flags };
-	int rc;
+	struct hold *h = *state;
 
-	do
-		rc = ioctl(fd, DMA_BUF_IOCTL_SYNC, &s);
-	while (rc < 0 && (errno == EINTR || errno == EAGAIN));
-	return rc < 0 ? -errno : 0;
+	if (h->own)
+		munmap(h->own, h->ownlen);
+	dmaio_free(h->b);
+	dmaio_ctx_free(h->ctx);
+	for (size_t i = 0; i < ARRAY_SIZE(h->fd); i++)
+		if (h->fd[i] >= 0)
+			close(h->fd[i]);
+	restore_limit();
+	free(h);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -121,42 +108,36 @@ static int own_sync(int fd, uint64_t flags)
 static void test_kind(void **state)
 {
 	const size_t sizes[] = { 1, 4097, MiB + 3 };
-	size_t i;
+	struct hold *h = *state;
 
-	(void)state;
-	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		struct dmaio_buf *b = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		char exp[64], sz[32];
-		int rc, fd;
+		int fd;
 
-		rc = dmaio_alloc(NULL, args.heap_name, sizes[i], 0, &b);
-		CHECK(rc == 0, "dmaio_alloc(%s, %zu) = %s", args.heap, sizes[i], test_errname(rc));
-		CHECK(dmaio_buf_kind(b) == want_kind, "kind %d, expected %d", dmaio_buf_kind(b),
-		      want_kind);
-		CHECK(strcmp(dmaio_buf_provider(b), args.heap_name) == 0, "provider %s",
-		      dmaio_buf_provider(b));
-		CHECK(dmaio_buf_size(b) == sizes[i], "size %zu, asked %zu", dmaio_buf_size(b),
-		      sizes[i]);
-		fd = dmaio_buf_fd(b);
-		fdinfo_field(fd, "exp_name", exp, sizeof(exp));
-		CHECK(strcmp(exp, "udmabuf") == 0, "buffer fd exporter \"%s\", expected udmabuf", exp);
-		fdinfo_field(fd, "size", sz, sizeof(sz));
-		CHECK(strtoull(sz, NULL, 10) == rounded(sizes[i]), "dma-buf size %s, expected %zu",
-		      sz, rounded(sizes[i]));
-		dmaio_free(b);
+		printf("# kind: %zu bytes from %s\n", sizes[i], args.heap_name);
+		assert_rc_equal(dmaio_alloc(NULL, args.heap_name, sizes[i], 0, &h->b), 0);
+		assert_int_equal(dmaio_buf_kind(h->b), want_kind);
+		assert_string_equal(dmaio_buf_provider(h->b), args.heap_name);
+		assert_int_equal(dmaio_buf_size(h->b), sizes[i]);
+		/* a udmabuf dma-buf of the rounded size */
+		fd = dmaio_buf_fd(h->b);
+		test_fdinfo(fd, "exp_name", exp, sizeof(exp));
+		assert_string_equal(exp, "udmabuf");
+		test_fdinfo(fd, "size", sz, sizeof(sz));
+		assert_int_equal(strtoull(sz, NULL, 10), rounded(sizes[i]));
+		dmaio_free(h->b);
+		h->b = NULL;
 	}
 }
 
 static void test_limit(void **state)
 {
-	struct dmaio_ctx *ctx = NULL;
+	struct hold *h = *state;
 	struct dmaio_sys_info si;
-	struct dmaio_buf *b = NULL;
-	long lim = read_limit();
+	long lim = test_read_long(LIMIT_PATH);
 	size_t bytes;
 	int rc;
 
-	(void)state;
 	if (lim <= 0) {
 		printf("# %s not readable\n", LIMIT_PATH);
 		skip();
@@ -175,32 +156,31 @@ static void test_limit(void **state)
 	}
 	bytes = (size_t)lim * MiB;
 	/* a new context: the limit is probed per context */
-	assert_int_equal(dmaio_ctx_new(&ctx), 0);
-	assert_int_equal(dmaio_probe_system(ctx, &si), 0);
-	CHECK(si.udmabuf_size_limit == bytes, "udmabuf_size_limit %llu, sysfs %ld MiB",
-	      (unsigned long long)si.udmabuf_size_limit, lim);
+	assert_rc_equal(dmaio_ctx_new(&h->ctx), 0);
+	assert_rc_equal(dmaio_probe_system(h->ctx, &si), 0);
+	assert_int_equal(si.udmabuf_size_limit, bytes);
 
-	rc = dmaio_alloc(ctx, args.heap_name, bytes + 1, 0, &b);
-	CHECK(rc == -EFBIG, "dmaio_alloc(limit + 1) = %s, expected -EFBIG", test_errname(rc));
-	rc = dmaio_alloc(ctx, args.heap_name, bytes + 4096, 0, &b);
-	CHECK(rc == -EFBIG, "dmaio_alloc(limit + 4096) = %s, expected -EFBIG", test_errname(rc));
-	rc = dmaio_alloc(ctx, args.heap_name, 4 * bytes, 0, &b);
-	CHECK(rc == -EFBIG, "dmaio_alloc(4 x limit) = %s, expected -EFBIG", test_errname(rc));
-	rc = dmaio_alloc(ctx, args.heap_name, bytes, 0, &b);
+	/* above the limit: -EFBIG */
+	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, bytes + 1, 0, &h->b), -EFBIG);
+	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, bytes + 4096, 0, &h->b), -EFBIG);
+	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, 4 * bytes, 0, &h->b), -EFBIG);
+	assert_null(h->b);
+	/* at and below it: allocated (huge pages may run out: -ENOMEM then) */
+	rc = dmaio_alloc(h->ctx, args.heap_name, bytes, 0, &h->b);
 	if (rc == -ENOMEM && want_kind == DMAIO_BUF_UDMABUF_HUGE) {
 		printf("# %zu bytes of huge pages not available: at-limit allocation -ENOMEM\n",
 		       bytes);
 	} else {
-		CHECK(rc == 0, "dmaio_alloc(limit = %zu) = %s", bytes, test_errname(rc));
-		dmaio_free(b);
+		assert_rc_equal(rc, 0);
+		dmaio_free(h->b);
+		h->b = NULL;
 	}
-	rc = dmaio_alloc(ctx, args.heap_name, bytes - 1, 0, &b);
+	rc = dmaio_alloc(h->ctx, args.heap_name, bytes - 1, 0, &h->b);
 	if (rc != -ENOMEM || want_kind != DMAIO_BUF_UDMABUF_HUGE) {
-		CHECK(rc == 0, "dmaio_alloc(limit - 1) = %s", test_errname(rc));
-		dmaio_free(b);
+		assert_rc_equal(rc, 0);
+		dmaio_free(h->b);
+		h->b = NULL;
 	}
-	dmaio_ctx_free(ctx);
-	restore_limit();
 }
 
 static void test_data(void **state)
@@ -209,26 +189,27 @@ static void test_data(void **state)
 				     DMAIO_PATH_BOUNCE_DIRECT, DMAIO_PATH_BUFFERED,
 				     DMAIO_PATH_SENDFILE };
 	const size_t sz = MiB + 3;
-	struct dmaio_buf *b = NULL;
+	struct hold *h = *state;
 	char pout[PATH_MAX], pin[PATH_MAX];
 	uint8_t *m = NULL, *own;
 	size_t i, maplen = rounded(sz);
-	int rc, fd, out, outd, in, ind;
-	ssize_t r;
+	int fd, out, outd, in, ind;
 
-	(void)state;
-	rc = dmaio_alloc(NULL, args.heap_name, sz, 0, &b);
-	CHECK(rc == 0, "dmaio_alloc = %s", test_errname(rc));
-	CHECK(dmaio_map(b, (void **)&m) == 0, "map");
-	fd = dmaio_buf_fd(b);
+	assert_rc_equal(dmaio_alloc(NULL, args.heap_name, sz, 0, &h->b), 0);
+	assert_rc_equal(dmaio_map(h->b, (void **)&m), 0);
+	fd = dmaio_buf_fd(h->b);
+	/* an independent mapping of the udmabuf */
 	own = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd, 0);
-	CHECK(own != MAP_FAILED, "own mmap of the udmabuf: %s", strerror(errno));
+	if (own == MAP_FAILED)
+		fail_msg("our own mmap of the udmabuf: %s", strerror(errno));
+	h->own = own;
+	h->ownlen = maplen;
 
-	out = test_tmpfile(NULL, pout, sizeof(pout));
-	outd = open(pout, O_RDWR | O_DIRECT | O_CLOEXEC);
-	in = test_tmpfile(NULL, pin, sizeof(pin));
+	out = h->fd[0] = test_tmpfile(NULL, pout, sizeof(pout));
+	outd = h->fd[1] = open(pout, O_RDWR | O_DIRECT | O_CLOEXEC);
+	in = h->fd[2] = test_tmpfile(NULL, pin, sizeof(pin));
 	assert_int_equal(file_fill_pattern(in, 0, 2 * MiB, SEED_FILE), 0);
-	ind = open(pin, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	ind = h->fd[3] = open(pin, O_RDONLY | O_DIRECT | O_CLOEXEC);
 
 	for (i = 0; i < ARRAY_SIZE(paths); i++) {
 		unsigned fl = paths[i] ? DMAIO_RW_PATH(paths[i]) | DMAIO_RW_NO_FALLBACK : 0;
@@ -236,57 +217,48 @@ static void test_data(void **state)
 		int wfd = (i & 1) && outd >= 0 ? outd : out;
 		int rfd = (i & 1) && ind >= 0 ? ind : in;
 		struct dmaio_xfer x;
+		ssize_t r;
 
-		/* written through the mapping -> reaches the file */
-		CHECK(dmaio_sync_begin(b, DMAIO_SYNC_WRITE) == 0, "sync");
+		printf("# data: path %s, %s fds\n", pn, wfd == outd ? "O_DIRECT" : "plain");
+		/* written through the mapping -> the dma-buf's own mapping shows it */
+		assert_rc_equal(dmaio_sync_begin(h->b, DMAIO_SYNC_WRITE), 0);
 		pat_fill(m, sz, SEED_BUF + i, 0);
-		CHECK(dmaio_sync_end(b, DMAIO_SYNC_WRITE) == 0, "sync end");
-		own_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-		CHECK(pat_check(own, sz, SEED_BUF + i, 0) == -1,
-		      "%s: the dma-buf's own mapping does not show the data", pn);
-		own_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+		assert_rc_equal(dmaio_sync_end(h->b, DMAIO_SYNC_WRITE), 0);
+		test_dmabuf_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+		assert_int_equal(pat_check(own, sz, SEED_BUF + i, 0), -1);
+		test_dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+		/* ... and reaches the file */
 		assert_int_equal(ftruncate(out, 0), 0);
 		memset(&x, 0, sizeof(x));
-		r = dmaio_write_file_ex(b, 1, wfd, 4095, sz - 1, fl, &x);
+		r = dmaio_write_file_ex(h->b, 1, wfd, 4095, sz - 1, fl, &x);
 		if (r == -EOPNOTSUPP && paths[i] == DMAIO_PATH_SENDFILE &&
 		    want_kind == DMAIO_BUF_UDMABUF_HUGE) {
 			/* hugetlbfs files cannot be spliced: sendfile does not apply */
 			printf("# %s: not applicable to hugetlb memfds\n", pn);
 			continue;
 		}
-		CHECK(r == (ssize_t)(sz - 1), "%s: write = %s", pn, test_errname(r));
-		CHECK(!paths[i] || x.path == paths[i], "%s: xfer.path %s", pn,
-		      dmaio_path_name(x.path));
-		CHECK(file_check_pattern(out, 4095, sz - 1, SEED_BUF + i, 1) == -1,
-		      "%s: file differs from what was written through the mapping", pn);
-		CHECK(file_check_zero(out, 0, 4095) == -1, "%s: hole not zero", pn);
+		assert_rc_equal(r, sz - 1);
+		if (paths[i])
+			assert_int_equal(x.path, paths[i]);
+		assert_int_equal(file_check_pattern(out, 4095, sz - 1, SEED_BUF + i, 1), -1);
+		assert_int_equal(file_check_zero(out, 0, 4095), -1); /* the hole */
 
 		/* read from a file -> visible through both mappings */
-		CHECK(dmaio_sync_begin(b, DMAIO_SYNC_WRITE) == 0, "sync");
+		assert_rc_equal(dmaio_sync_begin(h->b, DMAIO_SYNC_WRITE), 0);
 		memset(m, 0, sz);
-		CHECK(dmaio_sync_end(b, DMAIO_SYNC_WRITE) == 0, "sync end");
-		r = dmaio_read_file_ex(b, 3, rfd, 5 + (off_t)i, sz - 3, fl, &x);
-		CHECK(r == (ssize_t)(sz - 3), "%s: read = %s", pn, test_errname(r));
-		CHECK(!paths[i] || x.path == paths[i], "%s: xfer.path %s", pn,
-		      dmaio_path_name(x.path));
-		CHECK(dmaio_sync_begin(b, DMAIO_SYNC_READ) == 0, "sync");
-		CHECK(pat_check(m + 3, sz - 3, SEED_FILE, 5 + i) == -1,
-		      "%s: read data wrong in dmaio_map", pn);
-		CHECK(mem_check_byte(m, 3, 0) < 0, "%s: bytes before the range written", pn);
-		CHECK(dmaio_sync_end(b, DMAIO_SYNC_READ) == 0, "sync end");
-		own_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-		CHECK(pat_check(own + 3, sz - 3, SEED_FILE, 5 + i) == -1,
-		      "%s: read data not visible through the dma-buf's own mapping", pn);
-		own_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+		assert_rc_equal(dmaio_sync_end(h->b, DMAIO_SYNC_WRITE), 0);
+		r = dmaio_read_file_ex(h->b, 3, rfd, 5 + (off_t)i, sz - 3, fl, &x);
+		assert_rc_equal(r, sz - 3);
+		if (paths[i])
+			assert_int_equal(x.path, paths[i]);
+		assert_rc_equal(dmaio_sync_begin(h->b, DMAIO_SYNC_READ), 0);
+		assert_int_equal(pat_check(m + 3, sz - 3, SEED_FILE, 5 + i), -1);
+		assert_int_equal(mem_check_byte(m, 3, 0), -1); /* nothing before the range */
+		assert_rc_equal(dmaio_sync_end(h->b, DMAIO_SYNC_READ), 0);
+		test_dmabuf_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+		assert_int_equal(pat_check(own + 3, sz - 3, SEED_FILE, 5 + i), -1);
+		test_dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	}
-	munmap(own, maplen);
-	dmaio_free(b);
-	if (outd >= 0)
-		close(outd);
-	if (ind >= 0)
-		close(ind);
-	close(out);
-	close(in);
 	unlink(pout);
 	unlink(pin);
 }
@@ -294,9 +266,9 @@ static void test_data(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kind),
-		cmocka_unit_test(test_data),
-		cmocka_unit_test(test_limit),
+		cmocka_unit_test_setup_teardown(test_kind, hold_setup, hold_teardown),
+		cmocka_unit_test_setup_teardown(test_data, hold_setup, hold_teardown),
+		cmocka_unit_test_setup_teardown(test_limit, hold_setup, hold_teardown),
 	};
 	struct dmaio_buf *b = NULL;
 	int rc;
@@ -316,7 +288,6 @@ int main(int argc, char **argv)
 	dmaio_free(b);
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
 	restore_limit();
-	printf("# %s: %u checks\n", args.heap, test_nchecks);
 	test_cleanup();
 	return rc ? 1 : 0;
 }

@@ -92,21 +92,6 @@ static void fourcc_str(uint32_t f, char out[5])
 	out[4] = 0;
 }
 
-/* Skip on the host, fail where devices are expected. Does not return. */
-static void no_device(const char *fmt, ...)
-{
-	va_list ap;
-	bool expect = test_expect_devices();
-
-	printf("%s: ", expect ? "FAIL: devices expected (DMAIO_TEST_VM, --expect-devices) but"
-			      : "SKIP");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	exit(expect ? 1 : TEST_SKIP);
-}
-
 /* The first /dev/video* whose driver is vivid and that captures single-planar video. */
 static int open_vivid(char *path, size_t len)
 {
@@ -137,7 +122,7 @@ static int open_vivid(char *path, size_t len)
 		}
 		close(fd);
 	}
-	no_device("no vivid single-planar capture node among %d /dev/video* nodes "
+	test_no_device("no vivid single-planar capture node among %d /dev/video* nodes "
 		  "(CONFIG_VIDEO_VIVID, multiplanar=1)", seen);
 	return -1;
 }
@@ -145,9 +130,20 @@ static int open_vivid(char *path, size_t len)
 /* ------------------------------------------------------------------------------------------ */
 /* Format and layout */
 
+/* One capture case; the test's state: its teardown frees all of it, also after a failed assert
+ * (stream off, buffers given back by vivid, then ours freed), so the next case finds vivid
+ * idle. */
 struct session {
 	const struct fmt_case *fc;
 	int vfd;
+	bool streaming;
+	int fd;                       /* the output file */
+	char path[512];
+	struct dmaio_file *file;
+	struct dmaio_queue *q;
+	uint8_t **copy;               /* [nframes]: each frame as captured */
+	unsigned nframes;
+	uint8_t *rd;
 	struct v4l2_pix_format pix;
 	struct dmaio_image_desc desc;
 	struct dmaio_image_layout lay;
@@ -169,7 +165,6 @@ static void set_format(struct session *s)
 	struct v4l2_format f;
 	struct v4l2_streamparm parm;
 	char got[5], want[5];
-	int rc;
 
 	memset(&s->desc, 0, sizeof(s->desc));
 	s->desc.width = fc->width;
@@ -177,8 +172,7 @@ static void set_format(struct session *s)
 	s->desc.fourcc = fc->drm;
 	s->desc.modifier = DRM_FORMAT_MOD_LINEAR;
 	s->desc.stride_align = fc->stride_align;
-	rc = dmaio_image_layout(&s->desc, &s->lay);
-	CHECK(rc == 0, "%s: dmaio_image_layout = %s", fc->name, test_errname(rc));
+	assert_rc_equal(dmaio_image_layout(&s->desc, &s->lay), 0);
 
 	memset(&f, 0, sizeof(f));
 	f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
@@ -187,45 +181,36 @@ static void set_format(struct session *s)
 	f.fmt.pix.pixelformat = fc->v4l2;
 	f.fmt.pix.field = V4L2_FIELD_NONE;
 	f.fmt.pix.bytesperline = fc->stride_align > 1 ? s->lay.planes[0].stride : 0;
-	rc = xioctl(s->vfd, VIDIOC_S_FMT, &f);
-	CHECK(rc == 0, "%s: VIDIOC_S_FMT = %s", fc->name, test_errname(rc));
+	assert_rc_equal(xioctl(s->vfd, VIDIOC_S_FMT, &f), 0);
 	memset(&f, 0, sizeof(f));
 	f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
-	rc = xioctl(s->vfd, VIDIOC_G_FMT, &f);
-	CHECK(rc == 0, "%s: VIDIOC_G_FMT = %s", fc->name, test_errname(rc));
+	assert_rc_equal(xioctl(s->vfd, VIDIOC_G_FMT, &f), 0);
 	s->pix = f.fmt.pix;
 	fourcc_str(s->pix.pixelformat, got);
 	fourcc_str(fc->v4l2, want);
-	CHECK(s->pix.pixelformat == fc->v4l2 && s->pix.width == fc->width &&
-	      s->pix.height == fc->height,
-	      "%s: vivid gives %s %ux%u, asked %s %ux%u", fc->name, got, s->pix.width,
-	      s->pix.height, want, fc->width, fc->height);
+	if (s->pix.pixelformat != fc->v4l2 || s->pix.width != fc->width ||
+	    s->pix.height != fc->height)
+		fail_msg("%s: vivid gives %s %ux%u, asked %s %ux%u", fc->name, got, s->pix.width,
+			 s->pix.height, want, fc->width, fc->height);
 	printf("# %s: V4L2 bytesperline %u sizeimage %u; layout stride %u size %" PRIu64
 	       ", %u planes\n", fc->name, s->pix.bytesperline, s->pix.sizeimage,
 	       s->lay.planes[0].stride, s->lay.size, s->lay.num_planes);
 
 	/* the layout and V4L2 must agree on every byte's place */
-	CHECK(s->lay.planes[0].offset == 0, "%s: plane 0 offset %" PRIu64, fc->name,
-	      s->lay.planes[0].offset);
-	CHECK(s->lay.planes[0].stride == s->pix.bytesperline,
-	      "%s: layout stride %u, V4L2 bytesperline %u", fc->name, s->lay.planes[0].stride,
-	      s->pix.bytesperline);
-	CHECK(s->lay.size == s->pix.sizeimage, "%s: layout size %" PRIu64 ", V4L2 sizeimage %u",
-	      fc->name, s->lay.size, s->pix.sizeimage);
+	assert_int_equal(s->lay.planes[0].offset, 0);
+	assert_int_equal(s->lay.planes[0].stride, s->pix.bytesperline);
+	assert_int_equal(s->lay.size, s->pix.sizeimage);
 	if (fc->v4l2 == V4L2_PIX_FMT_NV12) {
-		CHECK(s->lay.num_planes == 2, "%s: %u planes", fc->name, s->lay.num_planes);
+		assert_int_equal(s->lay.num_planes, 2);
 		/* V4L2's NV12: the CbCr plane follows the Y plane, same bytesperline */
-		CHECK(s->lay.planes[1].offset == (uint64_t)s->pix.bytesperline * s->pix.height,
-		      "%s: chroma offset %" PRIu64 ", V4L2 %u x %u", fc->name,
-		      s->lay.planes[1].offset, s->pix.bytesperline, s->pix.height);
-		CHECK(s->lay.planes[1].stride == s->pix.bytesperline, "%s: chroma stride %u",
-		      fc->name, s->lay.planes[1].stride);
-		CHECK(s->lay.planes[1].size == (uint64_t)s->pix.bytesperline * s->pix.height / 2,
-		      "%s: chroma size %" PRIu64, fc->name, s->lay.planes[1].size);
+		assert_int_equal(s->lay.planes[1].offset,
+				 (uint64_t)s->pix.bytesperline * s->pix.height);
+		assert_int_equal(s->lay.planes[1].stride, s->pix.bytesperline);
+		assert_int_equal(s->lay.planes[1].size,
+				 (uint64_t)s->pix.bytesperline * s->pix.height / 2);
 	} else {
-		CHECK(s->lay.num_planes == 1, "%s: %u planes", fc->name, s->lay.num_planes);
-		CHECK(s->lay.planes[0].size == s->pix.sizeimage, "%s: plane size %" PRIu64,
-		      fc->name, s->lay.planes[0].size);
+		assert_int_equal(s->lay.num_planes, 1);
+		assert_int_equal(s->lay.planes[0].size, s->pix.sizeimage);
 	}
 
 	/* 10 fps: vivid's capture thread has slack under TCG. When it runs late, 6.12's
@@ -250,9 +235,8 @@ static void bufs_mmap(struct session *s)
 					  .memory = V4L2_MEMORY_MMAP };
 	int rc;
 
-	rc = xioctl(s->vfd, VIDIOC_REQBUFS, &rb);
-	CHECK(rc == 0, "REQBUFS MMAP = %s", test_errname(rc));
-	CHECK(rb.count >= 2 && rb.count <= MAX_BUFS, "REQBUFS gave %u buffers", rb.count);
+	assert_rc_equal(xioctl(s->vfd, VIDIOC_REQBUFS, &rb), 0);
+	assert_in_range(rb.count, 2, MAX_BUFS);
 	s->nbufs = rb.count;
 	for (unsigned i = 0; i < s->nbufs; i++) {
 		struct v4l2_buffer vb = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
@@ -261,29 +245,25 @@ static void bufs_mmap(struct session *s)
 						.flags = O_RDWR | O_CLOEXEC };
 		int fl;
 
-		rc = xioctl(s->vfd, VIDIOC_QUERYBUF, &vb);
-		CHECK(rc == 0, "QUERYBUF %u = %s", i, test_errname(rc));
-		CHECK(vb.length >= s->pix.sizeimage, "buffer %u: length %u < sizeimage %u", i,
-		      vb.length, s->pix.sizeimage);
-		s->bufs[i].vlen = vb.length;
+		assert_rc_equal(xioctl(s->vfd, VIDIOC_QUERYBUF, &vb), 0);
+		assert_true(vb.length >= s->pix.sizeimage);
 		s->bufs[i].vmap = mmap(NULL, vb.length, PROT_READ, MAP_SHARED, s->vfd,
 				       vb.m.offset);
-		CHECK(s->bufs[i].vmap != MAP_FAILED, "mmap of V4L2 buffer %u: %s", i,
-		      strerror(errno));
-		rc = xioctl(s->vfd, VIDIOC_EXPBUF, &eb);
-		CHECK(rc == 0, "EXPBUF %u = %s", i, test_errname(rc));
+		if (s->bufs[i].vmap == MAP_FAILED) {
+			s->bufs[i].vmap = NULL;
+			fail_msg("mmap of V4L2 buffer %u: %s", i, strerror(errno));
+		}
+		s->bufs[i].vlen = vb.length;
+		assert_rc_equal(xioctl(s->vfd, VIDIOC_EXPBUF, &eb), 0);
 		fl = fcntl(eb.fd, F_GETFD);
-		CHECK(fl >= 0 && (fl & FD_CLOEXEC), "EXPBUF fd not close-on-exec");
 		rc = dmaio_import(ctx, eb.fd, 0, &s->bufs[i].b);
 		close(eb.fd); /* the import holds its own duplicate */
-		CHECK(rc == 0, "dmaio_import(EXPBUF fd of buffer %u) = %s", i, test_errname(rc));
-		CHECK(dmaio_buf_kind(s->bufs[i].b) == DMAIO_BUF_IMPORTED, "kind %d",
-		      dmaio_buf_kind(s->bufs[i].b));
-		CHECK(dmaio_buf_size(s->bufs[i].b) >= s->pix.sizeimage,
-		      "imported size %zu < sizeimage %u", dmaio_buf_size(s->bufs[i].b),
-		      s->pix.sizeimage);
-		rc = dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap);
-		CHECK(rc == 0, "dmaio_map(import %u) = %s", i, test_errname(rc));
+		/* EXPBUF gave a close-on-exec fd; the import took it */
+		assert_true(fl >= 0 && (fl & FD_CLOEXEC));
+		assert_rc_equal(rc, 0);
+		assert_int_equal(dmaio_buf_kind(s->bufs[i].b), DMAIO_BUF_IMPORTED);
+		assert_true(dmaio_buf_size(s->bufs[i].b) >= s->pix.sizeimage);
+		assert_rc_equal(dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap), 0);
 	}
 }
 
@@ -291,7 +271,7 @@ static void bufs_mmap(struct session *s)
 static void alloc_failed(const struct session *s, int rc)
 {
 	if (test_is_skip_err(rc))
-		no_device("dmaio_alloc_image(%s, heap %s) = %s", s->fc->name, args.heap,
+		test_no_device("dmaio_alloc_image(%s, heap %s) = %s", s->fc->name, args.heap,
 			  test_errname(rc));
 	fail_msg("dmaio_alloc_image(%s, heap %s) = %s", s->fc->name, args.heap, test_errname(rc));
 }
@@ -308,9 +288,8 @@ static void bufs_dmabuf(struct session *s)
 	const char *provs[2] = { args.heap_name, NULL };
 	int rc;
 
-	rc = xioctl(s->vfd, VIDIOC_REQBUFS, &rb);
-	CHECK(rc == 0, "REQBUFS DMABUF = %s", test_errname(rc));
-	CHECK(rb.count >= 2 && rb.count <= MAX_BUFS, "REQBUFS gave %u buffers", rb.count);
+	assert_rc_equal(xioctl(s->vfd, VIDIOC_REQBUFS, &rb), 0);
+	assert_in_range(rb.count, 2, MAX_BUFS);
 	s->nbufs = rb.count;
 	for (unsigned i = 0; i < s->nbufs; i++) {
 		struct dmaio_alloc_opts o;
@@ -326,17 +305,15 @@ static void bufs_dmabuf(struct session *s)
 		rc = dmaio_alloc_image(ctx, &s->desc, &o, &s->bufs[i].b, &lay);
 		if (rc)
 			alloc_failed(s, rc);
-		CHECK(strcmp(dmaio_buf_provider(s->bufs[i].b), args.heap_name) == 0,
-		      "provider %s, asked %s", dmaio_buf_provider(s->bufs[i].b), args.heap_name);
-		CHECK(lay.size == s->lay.size && lay.num_planes == s->lay.num_planes &&
-		      lay.planes[0].stride == s->lay.planes[0].stride &&
-		      lay.planes[s->lay.num_planes - 1].offset ==
-			      s->lay.planes[s->lay.num_planes - 1].offset,
-		      "dmaio_alloc_image's layout differs from dmaio_image_layout's");
-		CHECK(dmaio_buf_size(s->bufs[i].b) == s->lay.size, "buffer size %zu, layout %" PRIu64,
-		      dmaio_buf_size(s->bufs[i].b), s->lay.size);
-		rc = dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap);
-		CHECK(rc == 0, "dmaio_map = %s", test_errname(rc));
+		assert_string_equal(dmaio_buf_provider(s->bufs[i].b), args.heap_name);
+		/* dmaio_alloc_image's layout is dmaio_image_layout's */
+		assert_int_equal(lay.size, s->lay.size);
+		assert_int_equal(lay.num_planes, s->lay.num_planes);
+		assert_int_equal(lay.planes[0].stride, s->lay.planes[0].stride);
+		assert_int_equal(lay.planes[s->lay.num_planes - 1].offset,
+				 s->lay.planes[s->lay.num_planes - 1].offset);
+		assert_int_equal(dmaio_buf_size(s->bufs[i].b), s->lay.size);
+		assert_rc_equal(dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap), 0);
 	}
 }
 
@@ -345,16 +322,15 @@ static void fill_before_qbuf(struct session *s, unsigned i, uint64_t seed)
 {
 	size_t sz = s->lay.size;
 
-	CHECK(dmaio_sync_begin(s->bufs[i].b, DMAIO_SYNC_WRITE) == 0, "sync_begin(WRITE)");
+	assert_rc_equal(dmaio_sync_begin(s->bufs[i].b, DMAIO_SYNC_WRITE), 0);
 	pat_fill(s->bufs[i].bmap, sz, seed, 0);
-	CHECK(dmaio_sync_end(s->bufs[i].b, DMAIO_SYNC_WRITE) == 0, "sync_end(WRITE)");
+	assert_rc_equal(dmaio_sync_end(s->bufs[i].b, DMAIO_SYNC_WRITE), 0);
 	s->bufs[i].fill_seed = seed;
 }
 
 static void qbuf(struct session *s, unsigned i)
 {
 	struct v4l2_buffer vb = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-	int rc;
 
 	if (mode_dmabuf) {
 		vb.memory = V4L2_MEMORY_DMABUF;
@@ -363,8 +339,7 @@ static void qbuf(struct session *s, unsigned i)
 	} else {
 		vb.memory = V4L2_MEMORY_MMAP;
 	}
-	rc = xioctl(s->vfd, VIDIOC_QBUF, &vb);
-	CHECK(rc == 0, "QBUF %u = %s", i, test_errname(rc));
+	assert_rc_equal(xioctl(s->vfd, VIDIOC_QBUF, &vb), 0);
 }
 
 /* Wait (poll; vivid under TCG is slow) for one filled buffer. */
@@ -380,15 +355,17 @@ static void dqbuf(struct session *s, struct v4l2_buffer *vb)
 		rc = xioctl(s->vfd, VIDIOC_DQBUF, vb);
 		if (rc == 0)
 			break;
-		CHECK(rc == -EAGAIN, "DQBUF = %s", test_errname(rc));
-		CHECK(tries < 60, "no frame from vivid in 60 s");
+		assert_rc_equal(rc, -EAGAIN);
+		if (tries >= 60)
+			fail_msg("no frame from vivid in 60 s");
 		rc = poll(&p, 1, 1000);
-		CHECK(rc >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+		if (rc < 0 && errno != EINTR)
+			fail_msg("poll: %s", strerror(errno));
 	}
-	CHECK(vb->index < s->nbufs, "DQBUF index %u", vb->index);
-	CHECK(!(vb->flags & V4L2_BUF_FLAG_ERROR), "buffer %u flagged ERROR", vb->index);
-	CHECK(vb->bytesused == s->pix.sizeimage, "bytesused %u, sizeimage %u", vb->bytesused,
-	      s->pix.sizeimage);
+	assert_in_range(vb->index, 0, s->nbufs - 1);
+	if (vb->flags & V4L2_BUF_FLAG_ERROR)
+		fail_msg("buffer %u flagged ERROR", vb->index);
+	assert_int_equal(vb->bytesused, s->pix.sizeimage);
 }
 
 /* DMABUF: vivid wrote every line of every plane (no line still holds the fill pattern) and
@@ -404,10 +381,9 @@ static void check_written_by_vivid(struct session *s, unsigned i, unsigned frame
 		const struct dmaio_plane *pl = &s->lay.planes[p];
 
 		for (uint64_t off = pl->offset; off < pl->offset + pl->size; off += pl->stride) {
-			long long bad = pat_check(m + off, pl->stride, seed, off);
-
-			CHECK(bad >= 0, "frame %u (buffer %u): plane %u line at %" PRIu64
-			      " not written by vivid", frame, i, p, off);
+			if (pat_check(m + off, pl->stride, seed, off) < 0)
+				fail_msg("frame %u (buffer %u): plane %u line at %" PRIu64
+					 " not written by vivid", frame, i, p, off);
 		}
 	}
 	/* the picture bytes of each line (a padded stride's tail is not vivid's to write) */
@@ -420,121 +396,149 @@ static void check_written_by_vivid(struct session *s, unsigned i, unsigned frame
 			total += vis;
 		}
 	}
-	CHECK(same < total / 16, "frame %u: %" PRIu64 " of %" PRIu64
-	      " picture bytes still hold the fill pattern", frame, same, total);
+	if (same >= total / 16)
+		fail_msg("frame %u: %" PRIu64 " of %" PRIu64
+			 " picture bytes still hold the fill pattern", frame, same, total);
 }
 
-static void bufs_free(struct session *s)
+/* ------------------------------------------------------------------------------------------ */
+/* The session: made by the setup, everything freed by the teardown */
+
+static int session_setup(void **state)
 {
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -1;
+	s->vfd = -1;
+	s->fd = -1;
+	*state = s;
+	return 0;
+}
+
+static int session_teardown(void **state)
+{
+	struct session *s = *state;
+	enum v4l2_buf_type type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
 	struct v4l2_requestbuffers rb = { .count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = mode_dmabuf ? V4L2_MEMORY_DMABUF
 								: V4L2_MEMORY_MMAP };
+	int rc = 0;
 
-	for (unsigned i = 0; i < s->nbufs; i++) {
-		if (s->bufs[i].vmap && s->bufs[i].vmap != MAP_FAILED)
+	if (s->streaming && xioctl(s->vfd, VIDIOC_STREAMOFF, &type))
+		rc = -1;
+	for (unsigned i = 0; i < s->nbufs; i++)
+		if (s->bufs[i].vmap)
 			munmap(s->bufs[i].vmap, s->bufs[i].vlen);
-		s->bufs[i].vmap = NULL;
-	}
-	/* vivid lets go of the buffers (and of our dma-bufs) first */
-	CHECK(xioctl(s->vfd, VIDIOC_REQBUFS, &rb) == 0, "REQBUFS 0");
-	for (unsigned i = 0; i < s->nbufs; i++) {
+	/* vivid lets go of the buffers (and of our dma-bufs) first; also of those a REQBUFS
+	 * gave before an assert stopped the test */
+	if (s->vfd >= 0 && xioctl(s->vfd, VIDIOC_REQBUFS, &rb) && s->nbufs)
+		rc = -1;
+	for (unsigned i = 0; i < s->nbufs; i++)
 		dmaio_free(s->bufs[i].b);
-		s->bufs[i].b = NULL;
+	dmaio_queue_free(s->q);
+	dmaio_file_close(s->file);
+	for (unsigned k = 0; s->copy && k < s->nframes; k++)
+		free(s->copy[k]);
+	free(s->copy);
+	free(s->rd);
+	if (s->fd >= 0) {
+		close(s->fd);
+		unlink(s->path);
 	}
+	if (s->vfd >= 0)
+		close(s->vfd);
+	free(s);
+	if (rc)
+		print_error("teardown: STREAMOFF or REQBUFS 0 failed\n");
+	return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Capture -> queue -> file -> compare */
 
-static void capture_case(const struct fmt_case *fc)
+static void capture_case(struct session *s, const struct fmt_case *fc)
 {
-	struct session s;
-	unsigned nframes = args.quick ? 4 : 12, frame = 0, gaps = 0, ndiffer = 0;
+	unsigned frame = 0, gaps = 0, ndiffer = 0;
 	enum v4l2_buf_type type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
-	struct dmaio_file *file = NULL;
-	struct dmaio_queue *q = NULL;
-	uint8_t **copy, *rd;
-	char path[512];
 	uint32_t last_seq = 0;
-	size_t fsz;
-	int fd, rc, path_used = -1;
-
 	uint8_t fds_before[1024];
-	int nnew = 0;
+	size_t fsz;
+	int rc, path_used = -1, nnew = 0;
 
 	test_fd_snapshot(fds_before, (int)sizeof(fds_before));
-	memset(&s, 0, sizeof(s));
-	s.fc = fc;
-	s.vfd = open(vpath, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	CHECK(s.vfd >= 0, "open %s: %s", vpath, strerror(errno));
-	set_format(&s);
-	fsz = s.pix.sizeimage;
+	s->fc = fc;
+	s->nframes = args.quick ? 4 : 12;
+	s->vfd = open(vpath, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (s->vfd < 0)
+		fail_msg("open %s: %s", vpath, strerror(errno));
+	set_format(s);
+	fsz = s->pix.sizeimage;
 	if (mode_dmabuf)
-		bufs_dmabuf(&s);
+		bufs_dmabuf(s);
 	else
-		bufs_mmap(&s);
+		bufs_mmap(s);
 
 	/* the file: frame k at k * sizeimage, prefilled so an unwritten byte shows, a guard after */
-	fd = test_tmpfile(NULL, path, sizeof(path));
-	rc = file_fill_pattern(fd, 0, nframes * fsz + 4096, SEED_DEST);
-	CHECK(rc == 0, "prefill = %s", test_errname(rc));
-	rc = dmaio_file_open(ctx, fd, 0, &file);
-	CHECK(rc == 0, "dmaio_file_open = %s", test_errname(rc));
-	rc = dmaio_queue_new(ctx, 8, 0, &q);
-	CHECK(rc == 0, "dmaio_queue_new = %s", test_errname(rc));
-	copy = calloc(nframes, sizeof(*copy));
-	rd = malloc(fsz);
-	CHECK(copy && rd, "out of memory");
+	s->fd = test_tmpfile(NULL, s->path, sizeof(s->path));
+	assert_rc_equal(file_fill_pattern(s->fd, 0, s->nframes * fsz + 4096, SEED_DEST), 0);
+	assert_rc_equal(dmaio_file_open(ctx, s->fd, 0, &s->file), 0);
+	assert_rc_equal(dmaio_queue_new(ctx, 8, 0, &s->q), 0);
+	s->copy = calloc(s->nframes, sizeof(*s->copy));
+	s->rd = malloc(fsz);
+	assert_non_null(s->copy);
+	assert_non_null(s->rd);
 
 	/* every descriptor made for the buffers, imports, file and queue is close-on-exec */
-	CHECK(test_check_new_fds_cloexec(fds_before, (int)sizeof(fds_before), fc->name, &nnew) == 0,
-	      "%s: descriptors without FD_CLOEXEC", fc->name);
-	CHECK(nnew > 0, "no new descriptors counted");
-	for (unsigned i = 0; i < s.nbufs; i++) {
+	assert_int_equal(test_check_new_fds_cloexec(fds_before, (int)sizeof(fds_before), fc->name,
+						    &nnew), 0);
+	assert_true(nnew > 0);
+	for (unsigned i = 0; i < s->nbufs; i++) {
 		if (mode_dmabuf)
-			fill_before_qbuf(&s, i, SEED_GUARD + i);
-		qbuf(&s, i);
+			fill_before_qbuf(s, i, SEED_GUARD + i);
+		qbuf(s, i);
 	}
-	rc = xioctl(s.vfd, VIDIOC_STREAMON, &type);
-	CHECK(rc == 0, "STREAMON = %s", test_errname(rc));
+	assert_rc_equal(xioctl(s->vfd, VIDIOC_STREAMON, &type), 0);
+	s->streaming = true;
 
-	while (frame < nframes) {
+	while (frame < s->nframes) {
 		struct v4l2_buffer got[MAX_BUFS];
 		struct dmaio_io ios[MAX_BUFS];
 		struct dmaio_done done[MAX_BUFS];
-		unsigned n = 0, want = s.nbufs - 1, reaped = 0;
+		unsigned n = 0, want = s->nbufs - 1, reaped = 0;
 
 		/* several frames at once, so several writes are in the queue together (one buffer
 		 * stays with vivid so it keeps capturing) */
-		if (want > nframes - frame)
-			want = nframes - frame;
+		if (want > s->nframes - frame)
+			want = s->nframes - frame;
 		if (want == 0)
 			want = 1;
 		while (n < want) {
-			dqbuf(&s, &got[n]);
+			dqbuf(s, &got[n]);
 			if (frame + n > 0 && got[n].sequence != last_seq + 1)
 				gaps++;
 			last_seq = got[n].sequence;
 			memset(&ios[n], 0, sizeof(ios[n]));
 			ios[n].op = DMAIO_OP_WRITE;
-			ios[n].buf = s.bufs[got[n].index].b;
+			ios[n].buf = s->bufs[got[n].index].b;
 			ios[n].buf_off = 0;
-			ios[n].file = file;
+			ios[n].file = s->file;
 			ios[n].file_off = (int64_t)((frame + n) * fsz);
 			ios[n].len = fsz;
 			ios[n].user_data = frame + n;
 			n++;
 		}
-		rc = dmaio_submit(q, ios, n);
-		CHECK(rc == (int)n, "dmaio_submit(%u frames) = %s", n, test_errname(rc));
+		assert_rc_equal(dmaio_submit(s->q, ios, n), n);
 		while (reaped < n) {
-			rc = dmaio_reap(q, done + reaped, n - reaped, n - reaped, -1);
-			CHECK(rc > 0, "dmaio_reap = %s", test_errname(rc));
+			rc = dmaio_reap(s->q, done + reaped, n - reaped, n - reaped, -1);
+			if (rc <= 0)
+				fail_msg("dmaio_reap = %s", test_errname(rc));
 			reaped += (unsigned)rc;
 		}
 		for (unsigned j = 0; j < n; j++) {
-			CHECK(done[j].res == (int64_t)fsz, "write of frame %" PRIu64 " = %s",
-			      done[j].user_data, test_errname(done[j].res));
+			if (done[j].res != (int64_t)fsz)
+				fail_msg("write of frame %" PRIu64 " = %s", done[j].user_data,
+					 test_errname(done[j].res));
 			if (path_used < 0)
 				path_used = done[j].path;
 		}
@@ -543,111 +547,125 @@ static void capture_case(const struct fmt_case *fc)
 			const uint8_t *ref;
 			long long bad;
 
-			rc = dmaio_sync_begin(s.bufs[idx].b, DMAIO_SYNC_READ);
-			CHECK(rc == 0, "sync_begin(READ) = %s", test_errname(rc));
+			assert_rc_equal(dmaio_sync_begin(s->bufs[idx].b, DMAIO_SYNC_READ), 0);
 			/* MMAP: the frame as V4L2 maps it; DMABUF: as our mapping shows it */
-			ref = mode_dmabuf ? s.bufs[idx].bmap : (const uint8_t *)s.bufs[idx].vmap;
+			ref = mode_dmabuf ? s->bufs[idx].bmap : (const uint8_t *)s->bufs[idx].vmap;
 			if (!mode_dmabuf) {
 				/* the import maps the same memory */
-				bad = mem_first_diff(ref, s.bufs[idx].bmap, fsz);
-				CHECK(bad < 0, "frame %u: dmaio_map of the import differs from the "
-				      "V4L2 mmap at byte %lld", k, bad);
+				bad = mem_first_diff(ref, s->bufs[idx].bmap, fsz);
+				if (bad >= 0)
+					fail_msg("frame %u: dmaio_map of the import differs "
+						 "from the V4L2 mmap at byte %lld", k, bad);
 			} else {
-				check_written_by_vivid(&s, idx, k);
+				check_written_by_vivid(s, idx, k);
 			}
-			copy[k] = malloc(fsz);
-			CHECK(copy[k] != NULL, "out of memory");
-			memcpy(copy[k], ref, fsz);
-			CHECK(pread_full(fd, rd, fsz, (off_t)(k * fsz)) == (ssize_t)fsz, "pread");
-			bad = mem_first_diff(rd, ref, fsz);
-			CHECK(bad < 0, "%s frame %u (buffer %u, sequence %u): the file differs from "
-			      "the frame at byte %lld (file 0x%02x, frame 0x%02x)", fc->name, k, idx,
-			      got[j].sequence, bad, bad >= 0 ? rd[bad] : 0, bad >= 0 ? ref[bad] : 0);
-			CHECK(dmaio_sync_end(s.bufs[idx].b, DMAIO_SYNC_READ) == 0, "sync_end");
-			if (k > 0 && mem_first_diff(copy[k - 1], copy[k], fsz) >= 0)
+			s->copy[k] = malloc(fsz);
+			assert_non_null(s->copy[k]);
+			memcpy(s->copy[k], ref, fsz);
+			assert_int_equal(pread_full(s->fd, s->rd, fsz, (off_t)(k * fsz)), fsz);
+			bad = mem_first_diff(s->rd, ref, fsz);
+			if (bad >= 0)
+				fail_msg("%s frame %u (buffer %u, sequence %u): the file differs "
+					 "from the frame at byte %lld (file 0x%02x, frame 0x%02x)",
+					 fc->name, k, idx, got[j].sequence, bad, s->rd[bad],
+					 ref[bad]);
+			assert_rc_equal(dmaio_sync_end(s->bufs[idx].b, DMAIO_SYNC_READ), 0);
+			if (k > 0 && mem_first_diff(s->copy[k - 1], s->copy[k], fsz) >= 0)
 				ndiffer++;
 			if (mode_dmabuf)
-				fill_before_qbuf(&s, idx, SEED_GUARD + 16 * (k + 1) + idx);
-			qbuf(&s, idx);
+				fill_before_qbuf(s, idx, SEED_GUARD + 16 * (k + 1) + idx);
+			qbuf(s, idx);
 		}
 		frame += n;
 	}
-	rc = xioctl(s.vfd, VIDIOC_STREAMOFF, &type);
-	CHECK(rc == 0, "STREAMOFF = %s", test_errname(rc));
+	assert_rc_equal(xioctl(s->vfd, VIDIOC_STREAMOFF, &type), 0);
+	s->streaming = false;
 
 	/* the whole file again: each frame where it belongs, nothing after the last one */
-	for (unsigned k = 0; k < nframes; k++) {
+	for (unsigned k = 0; k < s->nframes; k++) {
 		long long bad;
 
-		CHECK(pread_full(fd, rd, fsz, (off_t)(k * fsz)) == (ssize_t)fsz, "pread");
-		bad = mem_first_diff(rd, copy[k], fsz);
-		CHECK(bad < 0, "%s: frame %u of the file changed after its write (byte %lld)",
-		      fc->name, k, bad);
-		free(copy[k]);
+		assert_int_equal(pread_full(s->fd, s->rd, fsz, (off_t)(k * fsz)), fsz);
+		bad = mem_first_diff(s->rd, s->copy[k], fsz);
+		if (bad >= 0)
+			fail_msg("%s: frame %u of the file changed after its write (byte %lld)",
+				 fc->name, k, bad);
 	}
 	{
-		long long bad = file_check_pattern(fd, (off_t)(nframes * fsz), 4096, SEED_DEST,
-						   nframes * fsz);
-		CHECK(bad == -1, "%s: the guard after the last frame was written (at %lld)",
-		      fc->name, bad);
+		long long bad = file_check_pattern(s->fd, (off_t)(s->nframes * fsz), 4096,
+						   SEED_DEST, s->nframes * fsz);
+
+		if (bad != -1)
+			fail_msg("%s: the guard after the last frame was written (at %lld)",
+				 fc->name, bad);
 	}
 	printf("# %s, %s: %u frames byte-exact (%zu bytes each) via %s, sequence gaps %u, "
 	       "%u of %u frames differ from the one before\n", fc->name,
-	       mode_dmabuf ? args.heap_name : "MMAP+EXPBUF", nframes, fsz,
+	       mode_dmabuf ? args.heap_name : "MMAP+EXPBUF", s->nframes, fsz,
 	       dmaio_path_name(path_used) ? dmaio_path_name(path_used) : "?", gaps, ndiffer,
-	       nframes - 1);
-	free(copy);
-	free(rd);
-	dmaio_queue_free(q);
-	dmaio_file_close(file);
-	close(fd);
-	unlink(path);
-	bufs_free(&s);
-	close(s.vfd);
+	       s->nframes - 1);
 }
 
 static void test_nv12_1080(void **state)
 {
-	(void)state;
-	capture_case(&case_nv12_1080);
+	capture_case(*state, &case_nv12_1080);
 }
 
 static void test_yuyv_1080(void **state)
 {
-	(void)state;
-	capture_case(&case_yuyv_1080);
+	capture_case(*state, &case_yuyv_1080);
 }
 
 static void test_nv12_padded(void **state)
 {
-	(void)state;
-	capture_case(&case_nv12_480_pad);
+	capture_case(*state, &case_nv12_480_pad);
 }
 
 static void test_yuyv_360(void **state)
 {
-	(void)state;
-	capture_case(&case_yuyv_360);
+	capture_case(*state, &case_yuyv_360);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* CMA: memory really taken from the CMA area; too large refused, nothing allocated */
 
+/* The buffers of test_cma_limits, freed by its teardown. */
+struct cma_hold {
+	struct dmaio_buf *b[16];
+};
+
+static int cma_setup(void **state)
+{
+	*state = calloc(1, sizeof(struct cma_hold));
+	return *state ? 0 : -1;
+}
+
+static int cma_teardown(void **state)
+{
+	struct cma_hold *h = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(h->b); i++)
+		dmaio_free(h->b[i]);
+	free(h);
+	return 0;
+}
+
 static void test_cma_limits(void **state)
 {
+	struct cma_hold *h = *state;
 	const char *provs[2] = { args.heap_name, NULL };
 	struct dmaio_alloc_opts o;
 	struct dmaio_image_desc d;
 	struct dmaio_image_layout lay;
-	struct dmaio_buf *b = NULL;
 	long total = test_meminfo("CmaTotal"), free0, free1, free2;
-	int fds0, rc;
+	unsigned n = 1;
+	int fds, fds0, rc;
 
-	(void)state;
-	CHECK(total > 0, "no CmaTotal in /proc/meminfo with CMA heap %s", args.heap_name);
+	if (total <= 0)
+		fail_msg("no CmaTotal in /proc/meminfo with CMA heap %s", args.heap_name);
 	printf("# CMA area: CmaTotal %ld KiB, CmaFree %ld KiB\n", total, test_meminfo("CmaFree"));
 
-	/* a 4K NV12 frame fits (12 MiB of a 64 MiB area): CmaFree drops by at least its size */
+	/* a 4K NV12 frame fits (12 MiB of a 64 MiB area): CmaFree drops */
 	memset(&o, 0, sizeof(o));
 	o.flags = DMAIO_ALLOC_CONTIGUOUS;
 	memset(&d, 0, sizeof(d));
@@ -655,49 +673,44 @@ static void test_cma_limits(void **state)
 	d.height = 2160;
 	d.fourcc = DRM_FORMAT_NV12;
 	free0 = test_meminfo("CmaFree");
-	rc = dmaio_alloc_image(ctx, &d, &o, &b, &lay); /* providers NULL: the library picks a CMA heap */
-	CHECK(rc == 0, "CONTIGUOUS 4K NV12 (heap NULL) = %s", test_errname(rc));
+	/* providers NULL: the library picks a CMA heap */
+	assert_rc_equal(dmaio_alloc_image(ctx, &d, &o, &h->b[0], &lay), 0);
 	free1 = test_meminfo("CmaFree");
 	printf("# CONTIGUOUS 4K NV12: provider %s, %" PRIu64 " bytes, CmaFree %ld -> %ld KiB\n",
-	       dmaio_buf_provider(b), lay.size, free0, free1);
+	       dmaio_buf_provider(h->b[0]), lay.size, free0, free1);
 	/* CmaFree drops by less than the size (movable pages that had borrowed the area are
 	 * migrated out), and pagemap cannot see the heap's VM_PFNMAP mapping: the proof that the
 	 * memory is the CMA area's is that the area runs out. 4K frames are allocated until the
 	 * kernel refuses (each alone fits under CmaTotal: the refusal is the kernel's, -ENOMEM);
 	 * no more than CmaTotal can have been handed out. */
-	CHECK(free1 < free0, "CmaFree did not drop (%ld -> %ld KiB)", free0, free1);
-	{
-		struct dmaio_buf *more[16] = { b };
-		unsigned n = 1;
-		int fds = test_count_fds();
-
-		o.providers = provs;
-		for (; n < ARRAY_SIZE(more); n++) {
-			more[n] = NULL;
-			rc = dmaio_alloc_image(ctx, &d, &o, &more[n], &lay);
-			if (rc)
-				break;
-		}
-		printf("# %u CONTIGUOUS 4K NV12 frames (%" PRIu64 " KiB) from %s, then %s\n", n,
-		       n * lay.size / 1024, args.heap_name, test_errname(rc));
-		CHECK(rc == -ENOMEM, "allocation %u from the full CMA area = %s, want -ENOMEM", n + 1,
-		      test_errname(rc));
-		CHECK(more[n] == NULL, "a buffer was returned with the refusal");
-		CHECK((long)(n * lay.size / 1024) <= total, "%u x %" PRIu64 " bytes from a %ld KiB "
-		      "area: not CMA memory", n, lay.size, total);
-		for (unsigned j = 0; j < n; j++)
-			dmaio_free(more[j]);
-		/* fds counted with the first buffer: it and the others are gone now */
-		CHECK(test_count_fds() < fds, "fds %d with 1 buffer, %d after freeing all", fds,
-		      test_count_fds());
-		o.providers = NULL;
+	if (free1 >= free0)
+		fail_msg("CmaFree did not drop (%ld -> %ld KiB)", free0, free1);
+	fds = test_count_fds();
+	o.providers = provs;
+	for (; n < ARRAY_SIZE(h->b); n++) {
+		rc = dmaio_alloc_image(ctx, &d, &o, &h->b[n], &lay);
+		if (rc)
+			break;
 	}
-	b = NULL;
+	printf("# %u CONTIGUOUS 4K NV12 frames (%" PRIu64 " KiB) from %s, then %s\n", n,
+	       n * lay.size / 1024, args.heap_name, test_errname(rc));
+	/* the allocation after the last one, from the full CMA area */
+	assert_rc_equal(rc, -ENOMEM);
+	assert_null(h->b[n]); /* no buffer with the refusal */
+	if ((long)(n * lay.size / 1024) > total)
+		fail_msg("%u x %" PRIu64 " bytes from a %ld KiB area: not CMA memory", n, lay.size,
+			 total);
+	for (unsigned j = 0; j < n; j++) {
+		dmaio_free(h->b[j]);
+		h->b[j] = NULL;
+	}
+	/* fds counted with the first buffer: it and the others are gone now */
+	assert_true(test_count_fds() < fds);
+	o.providers = NULL;
 	/* the area is whole again */
-	rc = dmaio_alloc_image(ctx, &d, &o, &b, &lay);
-	CHECK(rc == 0, "CONTIGUOUS 4K NV12 after freeing = %s", test_errname(rc));
-	dmaio_free(b);
-	b = NULL;
+	assert_rc_equal(dmaio_alloc_image(ctx, &d, &o, &h->b[0], &lay), 0);
+	dmaio_free(h->b[0]);
+	h->b[0] = NULL;
 
 	/* larger than the whole CMA area: refused before the kernel is asked */
 	fds0 = test_count_fds();
@@ -705,30 +718,29 @@ static void test_cma_limits(void **state)
 	d.width = 4096;
 	d.height = (uint32_t)(((uint64_t)total * 1024 / (4096 * 3 / 2) + 16) & ~1ull);
 	o.providers = provs;
-	rc = dmaio_alloc_image(ctx, &d, &o, &b, &lay);
-	CHECK(rc == -ENOMEM, "NV12 4096x%u (> CmaTotal) from %s = %s, want -ENOMEM", d.height,
-	      args.heap_name, test_errname(rc));
-	CHECK(b == NULL, "a buffer was returned with the refusal");
+	printf("# NV12 4096x%u (> CmaTotal) from %s\n", d.height, args.heap_name);
+	assert_rc_equal(dmaio_alloc_image(ctx, &d, &o, &h->b[0], &lay), -ENOMEM);
+	assert_null(h->b[0]);
 	o.providers = NULL;
-	rc = dmaio_alloc_ex(ctx, (size_t)total * 1024 + MiB, &o, &b);
-	CHECK(rc == -ENOMEM, "dmaio_alloc_ex(CmaTotal + 1 MiB, CONTIGUOUS) = %s, want -ENOMEM",
-	      test_errname(rc));
-	CHECK(b == NULL, "a buffer was returned with the refusal");
+	assert_rc_equal(dmaio_alloc_ex(ctx, (size_t)total * 1024 + MiB, &o, &h->b[0]), -ENOMEM);
+	assert_null(h->b[0]);
 	free2 = test_meminfo("CmaFree");
-	CHECK(test_count_fds() == fds0, "fds %d -> %d after the refusals", fds0, test_count_fds());
-	CHECK(free2 >= free0 - 64, "CmaFree %ld -> %ld KiB after the refusals", free0, free2);
+	/* the refusals allocated nothing */
+	assert_int_equal(test_count_fds(), fds0);
+	if (free2 < free0 - 64)
+		fail_msg("CmaFree %ld -> %ld KiB after the refusals", free0, free2);
 }
 
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_nv12_1080),
-		cmocka_unit_test(test_yuyv_1080),
-		cmocka_unit_test(test_nv12_padded),
-		cmocka_unit_test(test_yuyv_360),
+		cmocka_unit_test_setup_teardown(test_nv12_1080, session_setup, session_teardown),
+		cmocka_unit_test_setup_teardown(test_yuyv_1080, session_setup, session_teardown),
+		cmocka_unit_test_setup_teardown(test_nv12_padded, session_setup, session_teardown),
+		cmocka_unit_test_setup_teardown(test_yuyv_360, session_setup, session_teardown),
 	};
 	const struct CMUnitTest cma_tests[] = {
-		cmocka_unit_test(test_cma_limits),
+		cmocka_unit_test_setup_teardown(test_cma_limits, cma_setup, cma_teardown),
 	};
 	char *rest[8];
 	int nrest = 0, rc, vfd;
@@ -759,11 +771,14 @@ int main(int argc, char **argv)
 	}
 	vfd = open_vivid(vpath, sizeof(vpath));
 	close(vfd);
-	assert_int_equal(dmaio_ctx_new(&ctx), 0);
+	rc = dmaio_ctx_new(&ctx);
+	if (rc) {
+		fprintf(stderr, "dmaio_ctx_new = %s\n", test_errname(rc));
+		return 1;
+	}
 	rc = cmocka_run_group_tests_name(mode_dmabuf ? args.heap : "mmap", tests, NULL, NULL);
 	if (mode_dmabuf && heap_is_cma())
 		rc |= cmocka_run_group_tests_name("cma limits", cma_tests, NULL, NULL);
-	printf("# %u checks\n", test_nchecks);
 	dmaio_ctx_free(ctx);
 	test_cleanup();
 	return rc ? 1 : 0;

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -169,14 +168,6 @@ void rel_watchdog(unsigned secs)
 		installed = true;
 	}
 	alarm(secs);
-}
-
-double rel_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- symbols ------------------------------------------------------------------------------ */

@@ -41,7 +41,4 @@ void rel_watchdog(unsigned secs);
 /* Symbol of a code address of this executable: the name, or NULL; *@off gets the offset. */
 const char *rel_sym(const void *addr, unsigned long *off);
 
-/* Monotonic time in seconds. */
-double rel_now(void);
-
 #endif

@@ -47,6 +47,10 @@
  * cancels a punted request with ECANCELED when it cannot start a worker while a signal is
  * pending).
  *
+ * Each scenario is a cmocka test, and so are the real signals; every problem is reported (the
+ * first two of each class in full) and counted with the shared test_fail() (common.h), the test
+ * failing at its end when there was any.
+ *
  * Usage: test-fault [--heap NAME] [--only SUBSTRING] [--verbose]
  * Env:   DMAIO_TEST_QUICK=1 (smaller ranges), DMAIO_TEST_DIRS.
  * Prints: "injected N faults over M scenarios".
@@ -54,8 +58,11 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,13 +72,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cmocka.h>
+
 #include "common.h"
 #include "rel.h"
-
-#ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-#endif
 
 /* lib/fault.h is private: the counters of the fault-injection build */
 extern unsigned long dmaio_fault_calls;
@@ -309,11 +313,14 @@ static void failure(const struct scen *sc, const char *fault, const char *site, 
 		c->n++;
 	if (c && c->n == 1 && !n)
 		snprintf(c->first, sizeof(c->first), "%s: %s", sc->name, what);
+	/* counted by the shared test_fail(); printed in full for the first two of a class */
 	if ((!c || c->n <= 2 || verbose) && !n)
-		fprintf(stderr, "FAIL %s: %s\n", sc->name, what);
+		test_fail("%s: %s", sc->name, what);
 	else if (!c || c->n <= 2 || verbose)
-		fprintf(stderr, "FAIL %s: fault %s at call %lu (%s): %s\n", sc->name, fault, n,
-			chain && *chain ? chain : site, what);
+		test_fail("%s: fault %s at call %lu (%s): %s", sc->name, fault, n,
+			  chain && *chain ? chain : site, what);
+	else
+		test_fail_count(1);
 }
 
 /* ---- one run ------------------------------------------------------------------------------ */
@@ -362,10 +369,8 @@ static void prepare(const struct scen *sc, struct dmaio_buf *buf, uint8_t *p)
 		if (ftruncate(sc->fd, 0) || ftruncate(sc->fd, sc->file_size) ||
 		    file_fill_pattern(sc->fd, 0, (size_t)sc->file_off, SEED_DEST) ||
 		    (sc->file_size > end &&
-		     file_fill_pattern(sc->fd, end, (size_t)(sc->file_size - end), SEED_DEST))) {
-			fprintf(stderr, "cannot reset the destination file: %s\n", strerror(errno));
-			exit(1);
-		}
+		     file_fill_pattern(sc->fd, end, (size_t)(sc->file_size - end), SEED_DEST)))
+			fail_msg("cannot reset the destination file: %s", strerror(errno));
 	}
 }
 
@@ -707,26 +712,26 @@ static void run_once(const struct scen *sc, struct env *steady, unsigned long nt
 }
 
 /* ---- one scenario ------------------------------------------------------------------------- */
-static void run_scenario(const struct scen *sc)
+static void test_scenario(void **state)
 {
 	static struct trace rec[MAX_REC];
 	static const char *sites[MAX_REC];
+	const struct scen *sc = *state;
 	unsigned long N, n, injected = 0, runs = 0, fails0 = total_fail;
+	unsigned before = test_failures();
 	unsigned ok = 0, errs = 0, pairs = 0;
 	struct outcome o, oe = { 0 };
 	char chain[600];
-	double t0 = rel_now();
+	double t0 = test_now();
 	struct env v = { 0 };
 
-	if (only && !strstr(sc->name, only))
-		return;
 	rel_set_label("%s: setup", sc->name);
 	rel_watchdog(60);
 	if (!sc->cold) {
 		if (env_open(sc, &v, &oe)) {
 			failure(sc, "none", "-", NULL, 0, "%s", oe.bad);
 			env_close(sc, &v, &oe);
-			return;
+			assert_no_failures_since(before);
 		}
 		/*
 		 * Warm up: probes, rings, registrations, the library's mapping. This first call on
@@ -759,6 +764,7 @@ static void run_scenario(const struct scen *sc)
 		if (!sc->cold)
 			env_close(sc, &v, &oe);
 		rel_watchdog(0);
+		assert_no_failures_since(before);
 		return;
 	}
 	total_scen++;
@@ -850,8 +856,9 @@ static void run_scenario(const struct scen *sc)
 	total_injected += injected;
 	printf("# %-46s N=%3lu calls, %4lu runs (%2u short+EIO), %4lu faults: %3u ok, %3u errors, "
 	       "%lu failures (%.1f s)\n", sc->name, N, runs, pairs, injected, ok, errs,
-	       total_fail - fails0, rel_now() - t0);
+	       total_fail - fails0, test_now() - t0);
 	fflush(stdout);
+	assert_no_failures_since(before);
 }
 
 /* ---- real signals ------------------------------------------------------------------------- */
@@ -949,14 +956,20 @@ static void storm_child(const char *const *heaps, unsigned nh, int src, off_t sr
 	res->ticks = (int)storm_ticks;
 }
 
-static void signal_storm(int src, off_t src_size, int dst)
+static int storm_src = -1, storm_dst = -1;
+static off_t storm_src_size;
+
+static void test_signals(void **state)
 {
+	int src = storm_src, dst = storm_dst;
+	off_t src_size = storm_src_size;
+	unsigned before = test_failures();
+
 	const char *heaps[3] = { "memfd", NULL, NULL };
 	unsigned allocs = 0, ios = 0, na = 0, nh = 1, nchild = args.quick ? 2 : 6;
 	long ticks = 0;
 
-	if (only && !strstr("signals", only))
-		return;
+	(void)state;
 	if (args.heap_name && strcmp(args.heap_name, "memfd"))
 		heaps[nh++] = args.heap_name;
 	if (!access("/dev/udmabuf", R_OK | W_OK) && (!args.heap_name ||
@@ -1003,8 +1016,10 @@ static void signal_storm(int src, off_t src_size, int dst)
 		ios += res.ios;
 		ticks += res.ticks;
 		for (unsigned k = 0; k < res.fails && k < 3; k++)
-			fprintf(stderr, "FAIL signals (process %u, SIGUSR1 every %s): %s\n", c,
-				args.quick ? "2 ms" : "50 us", res.first[k]);
+			test_fail("signals (process %u, SIGUSR1 every %s): %s", c,
+				  args.quick ? "2 ms" : "50 us", res.first[k]);
+		if (res.fails > 3)
+			test_fail_count(res.fails - 3);
 		storm_fail += res.fails;
 		total_fail += res.fails;
 	}
@@ -1013,6 +1028,7 @@ static void signal_storm(int src, off_t src_size, int dst)
 	       "signals delivered: %lu failures%s\n", nchild, allocs, heaps[0], nh > 1 ? ", " : "",
 	       nh > 1 ? heaps[1] : "", nh > 2 ? ", " : "", nh > 2 ? heaps[2] : "", ios, ticks,
 	       storm_fail, na ? " (udmabuf-huge does not allocate here)" : "");
+	assert_no_failures_since(before);
 }
 
 /* ---- main --------------------------------------------------------------------------------- */
@@ -1034,8 +1050,8 @@ int main(int argc, char **argv)
 	int nkept = 0, nscen = 0;
 	struct scen *sc = calloc(64, sizeof(*sc));
 	struct dmaio_buf *probe = NULL;
-	int r, storm_src = -1, storm_dst = -1;
-	off_t storm_src_size = 0;
+	struct CMUnitTest *tests;
+	int r, ntests = 0;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--only") && i + 1 < argc)
@@ -1189,9 +1205,25 @@ int main(int argc, char **argv)
 		snprintf(s->name, sizeof(s->name), "map %s", args.heap);
 	}
 
-	for (int i = 0; i < nscen; i++)
-		run_scenario(&sc[i]);
-	signal_storm(storm_src, storm_src_size, storm_dst);
+	/* a cmocka test per scenario (--only: those whose name has it), then the real signals */
+	tests = calloc((size_t)nscen + 1, sizeof(*tests));
+	if (!tests)
+		return 1;
+	for (int i = 0; i < nscen; i++) {
+		if (only && !strstr(sc[i].name, only))
+			continue;
+		tests[ntests].name = sc[i].name;
+		tests[ntests].test_func = test_scenario;
+		tests[ntests].initial_state = &sc[i];
+		ntests++;
+	}
+	if (!only || strstr("signals", only)) {
+		tests[ntests].name = "signals";
+		tests[ntests].test_func = test_signals;
+		ntests++;
+	}
+	r = _cmocka_run_group_tests("fault", tests, (size_t)ntests, NULL, NULL);
+	free(tests);
 
 	printf("injected %lu faults over %lu scenarios (%lu runs: %lu complete successes, %lu "
 	       "clean errors; %lu transient faults absorbed; %lu scenarios not applicable)\n",
@@ -1204,9 +1236,7 @@ int main(int argc, char **argv)
 			printf("%lu failures in %u classes:\n", total_fail - storm_fail, nclasses);
 		for (unsigned i = 0; i < nclasses; i++)
 			printf("  [%u x] %s\n", classes[i].n, classes[i].first);
-		free(sc);
-		return 1;
 	}
 	free(sc);
-	return 0;
+	return r ? 1 : 0;
 }

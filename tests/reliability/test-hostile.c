@@ -58,11 +58,14 @@ struct world {
 	uint8_t *map;
 };
 
+/* Every part may be missing (an assert stopped world_open()): world_close() frees what is there. */
 static void world_open(struct world *w)
 {
 	char path[512];
 	void *m;
 
+	memset(w, 0, sizeof(*w));
+	w->src[0] = w->src[1] = w->dst = -1;
 	for (int i = 0; i < 2; i++) {
 		w->src[i] = test_tmpfile(NULL, path, sizeof(path));
 		assert_int_equal(file_fill_pattern(w->src[i], 0, FSIZE, SEED_FILE + (uint64_t)i), 0);
@@ -82,10 +85,14 @@ static void world_close(struct world *w)
 	dmaio_file_close(w->rdst);
 	for (int i = 0; i < 2; i++) {
 		dmaio_file_close(w->rsrc[i]);
-		close(w->src[i]);
+		if (w->src[i] >= 0)
+			close(w->src[i]);
 	}
-	close(w->dst);
+	if (w->dst >= 0)
+		close(w->dst);
 	dmaio_free(w->buf);
+	memset(w, 0, sizeof(*w));
+	w->src[0] = w->src[1] = w->dst = -1;
 }
 
 /* Wait for n completions; each must be exact (res == len) unless want_err says otherwise. */
@@ -185,83 +192,86 @@ static void *storm(void *arg)
 	return NULL;
 }
 
+/* The signal test's state: its teardown stops the storm and frees the world, also when an
+ * assert ended the test part-way (the storm would go on signalling the next tests). */
+struct storm_state {
+	struct world w;
+	pthread_t t;
+	bool storming;
+};
+
+static int signals_setup(void **state)
+{
+	struct storm_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -1;
+	st->w.src[0] = st->w.src[1] = st->w.dst = -1;
+	*state = st;
+	return 0;
+}
+
+static int signals_teardown(void **state)
+{
+	struct storm_state *st = *state;
+
+	if (st->storming) {
+		__atomic_store_n(&storm_stop, 1, __ATOMIC_RELAXED);
+		pthread_join(st->t, NULL);
+	}
+	world_close(&st->w);
+	signal(SIGUSR1, SIG_DFL);
+	free(st);
+	return 0;
+}
+
 static void test_signals(void **state)
 {
+	struct storm_state *st = *state;
+	struct world *w = &st->w;
 	struct sigaction sa;
-	struct world w;
-	pthread_t self = pthread_self(), t;
+	pthread_t self = pthread_self();
 	struct dmaio_done d;
 	double t0;
-	int r;
 
-	(void)state;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sig; /* no SA_RESTART: every blocking syscall sees EINTR */
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-	world_open(&w);
+	world_open(w);
 	__atomic_store_n(&storm_stop, 0, __ATOMIC_RELAXED);
-	assert_int_equal(pthread_create(&t, NULL, storm, &self), 0);
+	assert_int_equal(pthread_create(&st->t, NULL, storm, &self), 0);
+	st->storming = true;
 	/* rounds until enough signals landed in the middle of the queue's waits */
 	for (unsigned round = 0; round < (test_quick() ? 2u : 4u) || (nsig < 200 && round < 60);
 	     round++)
-		workload(&w, 1, 1 + round);
+		workload(w, 1, 1 + round);
 	/* a wait with a timeout and nothing to wait for: -ETIME, never -EINTR */
-	r = dmaio_reap(w.q, &d, 1, 0, 0);
-	assert_int_equal(r, 0);
-	t0 = rel_now();
-	r = dmaio_reap(w.q, &d, 1, 1, 200);
-	assert_int_equal(r, -ETIME); /* no range in the queue: at once */
-	assert_true(rel_now() - t0 < 5.0);
+	assert_rc_equal(dmaio_reap(w->q, &d, 1, 0, 0), 0);
+	t0 = test_now();
+	assert_rc_equal(dmaio_reap(w->q, &d, 1, 1, 200), -ETIME); /* nothing queued: at once */
+	assert_true(test_now() - t0 < 5.0);
 	__atomic_store_n(&storm_stop, 1, __ATOMIC_RELAXED);
-	pthread_join(t, NULL);
+	pthread_join(st->t, NULL);
+	st->storming = false;
 	printf("# signal storm: %d signals during the workload, every range exact\n", (int)nsig);
 	assert_true(nsig >= 200);
-	world_close(&w);
-	signal(SIGUSR1, SIG_DFL);
 }
 
 /* ---- children ------------------------------------------------------------------------------ */
-/* Run fn in a child; it must exit 0 (cmocka failures in the child exit non-zero). */
-static void in_child(const char *what, void (*fn)(void))
-{
-	pid_t pid = fork();
-	int status;
+/* Each child is a cmocka test of its own (test_in_child(), common.h): its asserts end the child,
+ * the parent's test fails on its exit status. */
 
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		rel_set_label("%s", what);
-		fn();
-		fflush(stdout);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("%s: the child %s %d", what, WIFEXITED(status) ? "exited" : "died of signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-}
-
-/* cmocka's asserts longjmp to the test runner, which is not there in a child: a failure exits */
-#define CHILD_CHECK(cond)                                                                         \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
-			fflush(stdout);                                                           \
-			_exit(1);                                                                 \
-		}                                                                                 \
-	} while (0)
-
-static int run_workload_child(void)
+static void run_workload_child(void)
 {
 	struct world w;
 
 	world_open(&w);
 	workload(&w, 2, 3);
 	world_close(&w);
-	return 0;
 }
 
-static void nofile_child(void)
+static void nofile_child(void **state)
 {
 	struct world w;
 	struct dmaio_queue *q2 = NULL;
@@ -269,30 +279,36 @@ static void nofile_child(void)
 	struct rlimit rl;
 	int fd, r;
 
+	(void)state;
+	rel_set_label("RLIMIT_NOFILE");
 	world_open(&w);
 	workload(&w, 1, 5); /* every engine and pooled queue exists now */
 	/* no descriptor left: the lowest free fd is the limit */
 	fd = dup(0);
-	CHILD_CHECK(fd >= 0);
+	assert_true(fd >= 0);
 	close(fd);
 	rl.rlim_cur = rl.rlim_max = (rlim_t)fd;
-	CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	r = dmaio_queue_new(NULL, 8, 0, &q2);
 	printf("# RLIMIT_NOFILE %d: dmaio_queue_new %s\n", fd, test_errname(r));
-	CHILD_CHECK(r == -EMFILE && !q2);
+	assert_rc_equal(r, -EMFILE);
+	assert_null(q2);
 	r = dmaio_file_open(NULL, w.src[0], 0, &f2);
 	printf("# RLIMIT_NOFILE %d: dmaio_file_open %s\n", fd, test_errname(r));
-	CHILD_CHECK(r == -EMFILE && !f2);
+	assert_rc_equal(r, -EMFILE);
+	assert_null(f2);
 	/* what existed goes on working, byte-exact */
 	workload(&w, 2, 6);
 	world_close(&w);
 }
 
-static void memlock_child(void)
+static void memlock_child(void **state)
 {
 	struct rlimit rl = { 0, 0 };
 
-	CHILD_CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0);
+	(void)state;
+	rel_set_label("RLIMIT_MEMLOCK");
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
 	run_workload_child();
 }
 
@@ -310,7 +326,7 @@ static bool rw_file_heap(const struct dmaio_buf *b)
 	return false;
 }
 
-static void fsize_child(void)
+static void fsize_child(void **state)
 {
 	struct world w;
 	struct dmaio_io io;
@@ -319,43 +335,46 @@ static void fsize_child(void)
 	const uint64_t limit = (3u << 20) + 1000, off = (2u << 20) + 77, len = 2u << 20;
 	struct stat st;
 
+	(void)state;
+	rel_set_label("RLIMIT_FSIZE");
 	signal(SIGXFSZ, SIG_IGN);
 	world_open(&w);
 	pat_fill(w.map, BSIZE, SEED_BUF, 0);
 	rl.rlim_cur = rl.rlim_max = limit;
-	CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
 	memset(&io, 0, sizeof(io));
 	io.op = DMAIO_OP_WRITE;
 	io.buf = w.buf;
 	io.file = w.rdst;
 	io.file_off = (off_t)off;
 	io.len = len;
-	CHILD_CHECK(dmaio_submit(w.q, &io, 1) == 1);
-	CHILD_CHECK(dmaio_reap(w.q, &d, 1, 1, -1) == 1);
+	assert_rc_equal(dmaio_submit(w.q, &io, 1), 1);
+	assert_rc_equal(dmaio_reap(w.q, &d, 1, 1, -1), 1);
 	printf("# RLIMIT_FSIZE %llu, write of [%llu, %llu): res %s, done %llu\n",
 	       (unsigned long long)limit, (unsigned long long)off, (unsigned long long)(off + len),
 	       test_errname(d.res), (unsigned long long)d.done);
-	CHILD_CHECK(d.res == -EFBIG);
+	assert_rc_equal(d.res, -EFBIG);
 	if (rw_file_heap(w.buf))
 		/* the proposed RW_FILE ioctl answers 0 or -errno: a failed ioctl moved an unknown
 		 * part of its piece, and none of it is counted */
-		CHILD_CHECK(d.done <= limit - off);
+		assert_in_range(d.done, 0, limit - off);
 	else
-		CHILD_CHECK(d.done == limit - off); /* every byte below the limit, counted */
-	CHILD_CHECK(fstat(w.dst, &st) == 0 && (uint64_t)st.st_size <= limit);
+		assert_int_equal(d.done, limit - off); /* every byte below the limit, counted */
+	assert_int_equal(fstat(w.dst, &st), 0);
+	assert_in_range(st.st_size, 0, limit);
 	/* what was counted is there */
-	CHILD_CHECK(file_check_pattern(w.dst, (off_t)off, (size_t)d.done, SEED_BUF, 0) == -1);
+	assert_int_equal(file_check_pattern(w.dst, (off_t)off, (size_t)d.done, SEED_BUF, 0), -1);
 	/* the synchronous call says the same */
-	CHILD_CHECK(dmaio_write_file(w.buf, 0, w.dst, (off_t)off, len, 0) == -EFBIG);
+	assert_rc_equal(dmaio_write_file(w.buf, 0, w.dst, (off_t)off, len, 0), -EFBIG);
 	world_close(&w);
 }
 
 static void test_rlimits(void **state)
 {
 	(void)state;
-	in_child("RLIMIT_NOFILE", nofile_child);
-	in_child("RLIMIT_MEMLOCK", memlock_child);
-	in_child("RLIMIT_FSIZE", fsize_child);
+	test_in_child("RLIMIT_NOFILE", nofile_child, NULL);
+	test_in_child("RLIMIT_MEMLOCK", memlock_child, NULL);
+	test_in_child("RLIMIT_FSIZE", fsize_child, NULL);
 }
 
 /* ---- seccomp ------------------------------------------------------------------------------- */
@@ -385,35 +404,41 @@ static int deny(const long *nrs, int n, int err)
 static const long uring_nrs[] = { __NR_io_uring_setup, __NR_io_uring_enter,
 				  __NR_io_uring_register };
 
-static void uring_enosys_child(void)
+static void uring_enosys_child(void **state)
 {
 	struct dmaio_sys_info si;
 	struct dmaio_ctx *c;
 
-	CHILD_CHECK(deny(uring_nrs, 3, ENOSYS) == 0);
+	(void)state;
+	rel_set_label("seccomp: io_uring ENOSYS");
+	assert_rc_equal(deny(uring_nrs, 3, ENOSYS), 0);
 	run_workload_child();
 	/* the verdict, probed once: io_uring refused */
-	CHILD_CHECK(dmaio_ctx_new(&c) == 0);
-	CHILD_CHECK(dmaio_probe_system(c, &si) == 0);
+	assert_rc_equal(dmaio_ctx_new(&c), 0);
+	assert_rc_equal(dmaio_probe_system(c, &si), 0);
 	printf("# io_uring denied (ENOSYS): probe says io_uring %d (%s)\n", si.io_uring,
 	       test_errname(si.io_uring_err));
-	CHILD_CHECK(si.io_uring == DMAIO_CAP_NO && si.io_uring_err == -ENOSYS);
+	assert_int_equal(si.io_uring, DMAIO_CAP_NO);
+	assert_rc_equal(si.io_uring_err, -ENOSYS);
 	dmaio_ctx_free(c);
 }
 
-static void uring_eperm_child(void)
+static void uring_eperm_child(void **state)
 {
-	CHILD_CHECK(deny(uring_nrs, 3, EPERM) == 0);
+	(void)state;
+	rel_set_label("seccomp: io_uring EPERM");
+	assert_rc_equal(deny(uring_nrs, 3, EPERM), 0);
 	run_workload_child();
 }
 
-static void copy_child(void)
+static void copy_child(void **state)
 {
 	static const long nrs[] = { __NR_copy_file_range, __NR_splice, __NR_sendfile };
 	struct world w;
-	char path[512];
 
-	CHILD_CHECK(deny(nrs, 3, EPERM) == 0);
+	(void)state;
+	rel_set_label("seccomp: copy_file_range, splice, sendfile EPERM");
+	assert_rc_equal(deny(nrs, 3, EPERM), 0);
 	world_open(&w);
 	/* the sendfile path forced: it refuses (EPERM), another path serves */
 	for (int i = 0; i < 4; i++) {
@@ -422,14 +447,14 @@ static void copy_child(void)
 
 		if (r != (ssize_t)(SLOT + (size_t)i))
 			printf("# forced sendfile under seccomp: %s\n", test_errname(r));
-		CHILD_CHECK(r == (ssize_t)(SLOT + (size_t)i));
-		CHILD_CHECK(pat_check(w.map + 100 + i, SLOT + (size_t)i, SEED_FILE + 1,
-				      4096 * (uint64_t)i + 3) == -1);
+		assert_rc_equal(r, SLOT + (size_t)i);
+		assert_int_equal(pat_check(w.map + 100 + i, SLOT + (size_t)i, SEED_FILE + 1,
+					   4096 * (uint64_t)i + 3), -1);
 		r = dmaio_read_file(w.buf, 0, w.src[1], 0, SLOT,
 				    DMAIO_RW_PATH(DMAIO_PATH_SENDFILE) | DMAIO_RW_NO_FALLBACK);
-		CHILD_CHECK(r == -EOPNOTSUPP || r == (ssize_t)SLOT);
+		if (r != -EOPNOTSUPP)
+			assert_rc_equal(r, SLOT);
 	}
-	(void)path;
 	workload(&w, 1, 9);
 	world_close(&w);
 }
@@ -437,15 +462,15 @@ static void copy_child(void)
 static void test_seccomp(void **state)
 {
 	(void)state;
-	in_child("seccomp: io_uring ENOSYS", uring_enosys_child);
-	in_child("seccomp: io_uring EPERM", uring_eperm_child);
-	in_child("seccomp: copy_file_range, splice, sendfile EPERM", copy_child);
+	test_in_child("seccomp: io_uring ENOSYS", uring_enosys_child, NULL);
+	test_in_child("seccomp: io_uring EPERM", uring_eperm_child, NULL);
+	test_in_child("seccomp: copy_file_range, splice, sendfile EPERM", copy_child, NULL);
 }
 
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_signals),
+		cmocka_unit_test_setup_teardown(test_signals, signals_setup, signals_teardown),
 		cmocka_unit_test(test_rlimits),
 		cmocka_unit_test(test_seccomp),
 	};

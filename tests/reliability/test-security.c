@@ -27,6 +27,10 @@
  *            without set-uid must use sendfile and log. 77 when not root, with no_new_privs, or
  *            without a directory that honours set-uid.
  *
+ * Each part is a cmocka test that reports every problem it finds (test_fail(), common.h) and fails
+ * at its end when there was any. The --fdlist and --suid-child modes are the programs the parts
+ * exec; they report on stdout.
+ *
  * Usage: test-security [--heap NAME] [--part cloexec|seals|files|suid]
  */
 #include <dirent.h>
@@ -35,8 +39,11 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,28 +56,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmocka.h>
+
 #include "common.h"
 #include "rel.h"
 
 #define MAXFD 4096
 
 static struct test_args args;
-static unsigned fails;
 static const char *self_exe;
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	fails++;
-	fprintf(stderr, "FAIL ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-}
 
 static const int paths[] = { DMAIO_PATH_RW_FILE,  DMAIO_PATH_UDMABUF_DIRECT,
 			     DMAIO_PATH_BOUNCE_DIRECT, DMAIO_PATH_BUFFERED,
@@ -134,8 +128,8 @@ static void seam_check(void)
 			fd_link(fd, target, sizeof(target));
 			seam.bad++;
 			if (seam.bad <= 5)
-				failf("cloexec: fd %d (%s), open at a call of the library's syscall seam, "
-				      "is not close-on-exec", fd, target);
+				test_fail("cloexec: fd %d (%s), open at a call of the library's "
+					  "syscall seam, is not close-on-exec", fd, target);
 		}
 	}
 	closedir(d);
@@ -159,10 +153,8 @@ static void check_new(const char *what)
 
 	bad = test_check_new_fds_cloexec(snap_before, MAXFD, what, &n);
 	cloexec_checked += (unsigned)n;
-	if (bad) {
-		fails += (unsigned)bad;
-		failf("cloexec: %s: %d new fds are not close-on-exec", what, bad);
-	}
+	if (bad)
+		test_fail("cloexec: %s: %d new fds are not close-on-exec", what, bad);
 }
 
 /* A child exec'd now: which fds does it have? ("--fdlist" mode prints them.) */
@@ -174,7 +166,7 @@ static void check_exec_inherit(void)
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC)) {
-		failf("cloexec: pipe2: %s", strerror(errno));
+		test_fail("cloexec: pipe2: %s", strerror(errno));
 		return;
 	}
 	fflush(NULL);
@@ -195,7 +187,7 @@ static void check_exec_inherit(void)
 	out[used] = 0;
 	close(pfd[0]);
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		failf("cloexec: the exec'd child failed");
+		test_fail("cloexec: the exec'd child failed");
 		return;
 	}
 	for (char *tok = strtok(out, " \n"); tok; tok = strtok(NULL, " \n")) {
@@ -205,7 +197,7 @@ static void check_exec_inherit(void)
 			continue;
 		if (fd <= 2)
 			continue;
-		failf("cloexec: fd %d of the library was inherited by an exec'd program", fd);
+		test_fail("cloexec: fd %d of the library was inherited by an exec'd program", fd);
 	}
 }
 
@@ -224,7 +216,7 @@ static int fdlist_main(void)
 	return 0;
 }
 
-static void part_cloexec(void)
+static void test_cloexec(void **state)
 {
 	struct dmaio_buf *bufs[4] = { NULL }, *imp = NULL;
 	const char *heaps[3] = { "memfd", NULL, NULL };
@@ -234,23 +226,23 @@ static void part_cloexec(void)
 	struct dmaio_ctx *ctx;
 	int nb = 0, src, dst, nh = 1, r;
 	const size_t len = 4 * MiB;
-	unsigned io = 0;
+	unsigned io = 0, before = test_failures();
 
+	(void)state;
+	rel_set_label("part cloexec");
 	src = test_tmpfile(NULL, NULL, 0);
 	dst = test_tmpfile(NULL, NULL, 0);
-	if (file_fill_pattern(src, 0, len + 8192, SEED_FILE)) {
-		failf("cloexec: cannot prepare the file");
-		return;
-	}
+	assert_int_equal(file_fill_pattern(src, 0, len + 8192, SEED_FILE), 0);
 	if (is_dev_heap())
 		heaps[nh++] = args.heap_name;
 	test_fd_snapshot(snap_before, MAXFD);
 	memcpy(seam.before, snap_before, sizeof(seam.before));
 	seam.on = true;
 
-	if (dmaio_ctx_new(&ctx)) {
-		failf("cloexec: dmaio_ctx_new failed");
-		return;
+	r = dmaio_ctx_new(&ctx);
+	if (r) {
+		seam.on = false;
+		fail_msg("cloexec: dmaio_ctx_new = %s", test_errname(r));
 	}
 	dmaio_probe_system(ctx, &si);
 	dmaio_probe_system(NULL, &si);
@@ -260,14 +252,14 @@ static void part_cloexec(void)
 	for (int i = 0; i < nh; i++) {
 		r = test_alloc_or_skip(ctx, heaps[i], len + 8192, 0, &bufs[nb]);
 		if (r) {
-			failf("cloexec: dmaio_alloc(%s) = %s", heaps[i], test_errname(r));
+			test_fail("cloexec: dmaio_alloc(%s) = %s", heaps[i], test_errname(r));
 			continue;
 		}
 		nb++;
 	}
 	r = dmaio_alloc(NULL, NULL, len + 8192, DMAIO_ALLOC_ALLOW_NON_DMABUF, &bufs[nb]);
 	if (r)
-		failf("cloexec: dmaio_alloc(heap NULL) = %s", test_errname(r));
+		test_fail("cloexec: dmaio_alloc(heap NULL) = %s", test_errname(r));
 	else
 		nb++;
 	check_new("dmaio_alloc");
@@ -275,7 +267,7 @@ static void part_cloexec(void)
 		void *p;
 
 		if (dmaio_map(bufs[i], &p))
-			failf("cloexec: dmaio_map(%s) failed", dmaio_buf_provider(bufs[i]));
+			test_fail("cloexec: dmaio_map(%s) failed", dmaio_buf_provider(bufs[i]));
 	}
 	check_new("dmaio_map");
 	for (int i = 0; i < nb; i++) {
@@ -283,8 +275,8 @@ static void part_cloexec(void)
 			continue;
 		r = dmaio_import(ctx, dmaio_buf_fd(bufs[i]), 0, &imp);
 		if (r)
-			failf("cloexec: dmaio_import(%s) = %s", dmaio_buf_provider(bufs[i]),
-			      test_errname(r));
+			test_fail("cloexec: dmaio_import(%s) = %s", dmaio_buf_provider(bufs[i]),
+				  test_errname(r));
 		else
 			check_new("dmaio_import");
 		break;
@@ -296,15 +288,17 @@ static void part_cloexec(void)
 			n = dmaio_read_file(bufs[i], 4097, src, 513, len - 4096, forced(paths[pi]));
 			io++;
 			if (n < 0 && n != -EOPNOTSUPP)
-				failf("cloexec: read via %s into %s: %s", dmaio_path_name(paths[pi]),
-				      dmaio_buf_provider(bufs[i]), test_errname(n));
+				test_fail("cloexec: read via %s into %s: %s",
+					  dmaio_path_name(paths[pi]), dmaio_buf_provider(bufs[i]),
+					  test_errname(n));
 			n = dmaio_read_file(bufs[i], 0, src, 0, len, forced(paths[pi]));
 			n = dmaio_write_file(bufs[i], 0, dst, 0, len, forced(paths[pi]));
 			n = dmaio_write_file(bufs[i], 4097, dst, 513, len - 4096, forced(paths[pi]));
 			io += 3;
 			if (n < 0 && n != -EOPNOTSUPP)
-				failf("cloexec: write via %s from %s: %s", dmaio_path_name(paths[pi]),
-				      dmaio_buf_provider(bufs[i]), test_errname(n));
+				test_fail("cloexec: write via %s from %s: %s",
+					  dmaio_path_name(paths[pi]), dmaio_buf_provider(bufs[i]),
+					  test_errname(n));
 		}
 	}
 	check_new("reads and writes");
@@ -320,6 +314,7 @@ static void part_cloexec(void)
 	printf("# cloexec: %u fds checked after %d allocations, map, import, probes and %u "
 	       "reads/writes; %u seam calls checked, %u fds seen only inside calls; exec'd child "
 	       "inherited none\n", cloexec_checked, nb, io, seam.checks, seam.transient);
+	assert_no_failures_since(before);
 }
 
 /* ---- (c) seals ---------------------------------------------------------------------------- */
@@ -329,33 +324,33 @@ static void check_seals(const char *what, int fd)
 	int seals = fcntl(fd, F_GET_SEALS);
 
 	if (seals < 0) {
-		failf("seals: %s: F_GET_SEALS: %s", what, strerror(errno));
+		test_fail("seals: %s: F_GET_SEALS: %s", what, strerror(errno));
 		return;
 	}
 	if ((seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW))
-		failf("seals: %s: seals 0x%x lack F_SEAL_SHRINK | F_SEAL_GROW", what, seals);
+		test_fail("seals: %s: seals 0x%x lack F_SEAL_SHRINK | F_SEAL_GROW", what, seals);
 	if (fstat(fd, &st)) {
-		failf("seals: %s: fstat: %s", what, strerror(errno));
+		test_fail("seals: %s: fstat: %s", what, strerror(errno));
 		return;
 	}
 	errno = 0;
 	if (ftruncate(fd, st.st_size - 4096) == 0 || errno != EPERM)
-		failf("seals: %s: ftruncate smaller: %s (expected EPERM)", what,
-		      errno ? strerror(errno) : "succeeded");
+		test_fail("seals: %s: ftruncate smaller: %s (expected EPERM)", what,
+			  errno ? strerror(errno) : "succeeded");
 	errno = 0;
 	if (ftruncate(fd, st.st_size + 4096) == 0 || errno != EPERM)
-		failf("seals: %s: ftruncate larger: %s (expected EPERM)", what,
-		      errno ? strerror(errno) : "succeeded");
+		test_fail("seals: %s: ftruncate larger: %s (expected EPERM)", what,
+			  errno ? strerror(errno) : "succeeded");
 	errno = 0;
 	if (fallocate(fd, 0, st.st_size, 4096) == 0 || errno != EPERM)
-		failf("seals: %s: fallocate past the end: %s (expected EPERM)", what,
-		      errno ? strerror(errno) : "succeeded");
+		test_fail("seals: %s: fallocate past the end: %s (expected EPERM)", what,
+			  errno ? strerror(errno) : "succeeded");
 	errno = 0;
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) == 0 || errno != EPERM)
-		failf("seals: %s: F_ADD_SEALS F_SEAL_WRITE: %s (expected EPERM)", what,
-		      errno ? strerror(errno) : "succeeded");
+		test_fail("seals: %s: F_ADD_SEALS F_SEAL_WRITE: %s (expected EPERM)", what,
+			  errno ? strerror(errno) : "succeeded");
 	if (fstat(fd, &st) == 0 && (fcntl(fd, F_GET_SEALS) & F_SEAL_WRITE))
-		failf("seals: %s: F_SEAL_WRITE got added", what);
+		test_fail("seals: %s: F_SEAL_WRITE got added", what);
 }
 
 /* The library's memfds that appeared since @before. */
@@ -375,12 +370,14 @@ static int find_lib_memfds(const uint8_t *before, int *out, int max)
 	return n;
 }
 
-static void part_seals(void)
+static void test_seals(void **state)
 {
 	const char *heaps[2] = { "memfd", NULL };
-	unsigned checked = 0;
+	unsigned checked = 0, fail0 = test_failures();
 	int nh = 1;
 
+	(void)state;
+	rel_set_label("part seals");
 	if (is_dev_heap())
 		heaps[nh++] = args.heap_name;
 	for (int i = 0; i < nh; i++) {
@@ -392,7 +389,7 @@ static void part_seals(void)
 		test_fd_snapshot(before, MAXFD);
 		r = test_alloc_or_skip(NULL, heaps[i], 1 * MiB + 1, 0, &b);
 		if (r) {
-			failf("seals: dmaio_alloc(%s) = %s", heaps[i], test_errname(r));
+			test_fail("seals: dmaio_alloc(%s) = %s", heaps[i], test_errname(r));
 			continue;
 		}
 		if (dmaio_buf_kind(b) == DMAIO_BUF_MEMFD) {
@@ -403,8 +400,8 @@ static void part_seals(void)
 		n = find_lib_memfds(before, memfds, 4);
 		if (dmaio_buf_kind(b) == DMAIO_BUF_UDMABUF || dmaio_buf_kind(b) == DMAIO_BUF_UDMABUF_HUGE) {
 			if (n != 1)
-				failf("seals: heap %s: %d new fds link to /memfd:libdmaio, expected 1",
-				      heaps[i], n);
+				test_fail("seals: heap %s: %d new fds link to /memfd:libdmaio, "
+					  "expected 1", heaps[i], n);
 		}
 		for (int k = 0; k < n; k++) {
 			if (memfds[k] == dmaio_buf_fd(b))
@@ -421,6 +418,7 @@ static void part_seals(void)
 	}
 	printf("# seals: %u memfds checked (F_GET_SEALS, shrink, grow, fallocate, F_SEAL_WRITE)\n",
 	       checked);
+	assert_no_failures_since(fail0);
 }
 
 /* ---- (d) no files ------------------------------------------------------------------------- */
@@ -513,8 +511,9 @@ static unsigned fan_drain(int fan, unsigned *others)
 				if (nmine < 64)
 					snprintf(mine_names[nmine++], sizeof(mine_names[0]), "%s",
 						 name);
-				failf("files: this process created \"%s\" (fanotify mask 0x%llx) during "
-				      "the library calls", name, (unsigned long long)m->mask);
+				test_fail("files: this process created \"%s\" (fanotify mask "
+					  "0x%llx) during the library calls", name,
+					  (unsigned long long)m->mask);
 			} else {
 				(*others)++;
 			}
@@ -567,21 +566,23 @@ static void library_sequence(int src, int dst)
 		    !strncmp(target, "/dev/", 5) || !strncmp(target, "/dmabuf:", 8) ||
 		    !strncmp(target, "dmabuf:", 7) || !strncmp(target, "pipe:", 5))
 			continue;
-		failf("files: the library holds fd %d on \"%s\"", fd, target);
+		test_fail("files: the library holds fd %d on \"%s\"", fd, target);
 	}
 	for (int i = 0; i < nb; i++)
 		dmaio_free(b[i]);
 	dmaio_ctx_free(ctx);
 }
 
-static void part_files(void)
+static void test_files(void **state)
 {
 	struct listing before[MAXDIRS], after[MAXDIRS];
 	const char *cand[MAXDIRS + 4];
 	int nd = 0, nc, src, dst, fan;
-	unsigned others = 0, new_entries = 0, total_names = 0;
+	unsigned others = 0, new_entries = 0, total_names = 0, fail0 = test_failures();
 	char src_path[PATH_MAX], dst_path[PATH_MAX], cwd[PATH_MAX];
 
+	(void)state;
+	rel_set_label("part files");
 	nc = test_dirs(cand, MAXDIRS);
 	cand[nc++] = "/tmp";
 	cand[nc++] = "/var/tmp";
@@ -603,10 +604,7 @@ static void part_files(void)
 	/* the test's own files exist before the first listing */
 	src = test_tmpfile(NULL, src_path, sizeof(src_path));
 	dst = test_tmpfile(NULL, dst_path, sizeof(dst_path));
-	if (file_fill_pattern(src, 0, 2 * MiB + 8192, SEED_FILE)) {
-		failf("files: cannot prepare the file");
-		return;
-	}
+	assert_int_equal(file_fill_pattern(src, 0, 2 * MiB + 8192, SEED_FILE), 0);
 	test_fd_snapshot(snap_before, MAXFD);
 	fan = fan_init(before, nd);
 	if (fan < 0)
@@ -641,8 +639,8 @@ static void part_files(void)
 				printf("# files: new entry %s/%s (not made by this process: fanotify "
 				       "saw no creation by it)\n", after[i].dir, after[i].names[k]);
 			else
-				failf("files: new entry %s/%s after the library calls", after[i].dir,
-				      nm);
+				test_fail("files: new entry %s/%s after the library calls",
+					  after[i].dir, nm);
 		}
 	}
 	for (int i = 0; i < nd; i++) {
@@ -655,6 +653,7 @@ static void part_files(void)
 	printf("# files: %d directories (%u entries) listed before and after; %u new entries; "
 	       "fanotify %s (%u creations by other processes ignored)\n", nd, total_names,
 	       new_entries, fan >= 0 ? "watched them" : "not used", others);
+	assert_no_failures_since(fail0);
 }
 
 /* ---- (b) set-uid -------------------------------------------------------------------------- */
@@ -813,21 +812,20 @@ static bool no_new_privs(void)
 	return v != 0;
 }
 
-static int part_suid(void)
+/* The set-uid test's directory (made by suid_skip_reason() before the test runs; removed by its
+ * teardown). */
+static char suid_dir_path[PATH_MAX];
+
+/* 77 reasons of the suid part, checked before its test runs: NULL when it can run. */
+static const char *suid_skip_reason(void)
 {
 	const char *cand[MAXDIRS + 2];
-	char dir[PATH_MAX] = "", prog[PATH_MAX + 32], data[PATH_MAX + 32];
-	char out[4096], err[16384];
-	int nc, rc, fd;
+	int nc;
 
-	if (geteuid() != 0) {
-		printf("SKIP: suid: not root (a set-uid root copy of the test is needed)\n");
-		return TEST_SKIP;
-	}
-	if (no_new_privs()) {
-		printf("SKIP: suid: no_new_privs is set: set-uid bits are not honoured\n");
-		return TEST_SKIP;
-	}
+	if (geteuid() != 0)
+		return "not root (a set-uid root copy of the test is needed)";
+	if (no_new_privs())
+		return "no_new_privs is set: set-uid bits are not honoured";
 	nc = test_dirs(cand, MAXDIRS);
 	cand[nc++] = "/tmp";
 	cand[nc++] = "/var/tmp";
@@ -847,67 +845,89 @@ static int part_suid(void)
 			rmdir(d);
 			continue;
 		}
-		snprintf(dir, sizeof(dir), "%s", d);
-		break;
+		snprintf(suid_dir_path, sizeof(suid_dir_path), "%s", d);
+		return NULL;
 	}
-	if (!dir[0]) {
-		printf("SKIP: suid: no directory on a filesystem that honours set-uid (tried the test "
-		       "dirs, /tmp, /var/tmp)\n");
-		return TEST_SKIP;
-	}
-	snprintf(prog, sizeof(prog), "%s/test-security", dir);
-	snprintf(data, sizeof(data), "%s/data", dir);
-	fd = open(data, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	return "no directory on a filesystem that honours set-uid (tried the test dirs, /tmp, "
+	       "/var/tmp)";
+}
+
+static char suid_prog[PATH_MAX + 32], suid_data[PATH_MAX + 32];
+
+static int suid_teardown(void **state)
+{
+	(void)state;
+	unlink(suid_prog);
+	unlink(suid_data);
+	rmdir(suid_dir_path);
+	return 0;
+}
+
+static void test_suid(void **state)
+{
+	const char *dir = suid_dir_path;
+	char out[4096], err[16384];
+	unsigned before = test_failures();
+	int rc, fd;
+
+	(void)state;
+	rel_set_label("part suid");
+	snprintf(suid_prog, sizeof(suid_prog), "%s/test-security", dir);
+	snprintf(suid_data, sizeof(suid_data), "%s/data", dir);
+	fd = open(suid_data, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	rc = fd < 0 ? -1 : file_fill_pattern(fd, 0, SUID_LEN + 4096, SEED_FILE);
 	if (fd >= 0)
 		close(fd);
-	if (rc || copy_file(self_exe, prog)) {
-		failf("suid: cannot prepare %s: %s", dir, strerror(errno));
-		goto out;
-	}
+	if (rc || copy_file(self_exe, suid_prog))
+		fail_msg("suid: cannot prepare %s: %s", dir, strerror(errno));
 
 	/* control: not set-uid, the knobs are obeyed */
-	rc = run_child(prog, data, false, out, sizeof(out), err, sizeof(err));
+	rc = run_child(suid_prog, suid_data, false, out, sizeof(out), err, sizeof(err));
 	printf("# suid: control run (root, not secure): exit %d, %s", rc, strstr(out, "RESULT") ?
 	       strstr(out, "RESULT") : "no result\n");
 	if (rc != 0 || !strstr(out, "RESULT path=sendfile"))
-		failf("suid: control run without set-uid did not obey DMAIO_PATH=sendfile (exit %d): "
-		      "%s%s", rc, out, err);
+		test_fail("suid: control run without set-uid did not obey DMAIO_PATH=sendfile "
+			  "(exit %d): %s%s", rc, out, err);
 	if (!strstr(err, "dmaio:"))
-		failf("suid: control run without set-uid did not log with DMAIO_DEBUG=1");
+		test_fail("suid: control run without set-uid did not log with DMAIO_DEBUG=1");
 
 	/* set-uid root, run by nobody */
-	rc = run_child(prog, data, true, out, sizeof(out), err, sizeof(err));
+	rc = run_child(suid_prog, suid_data, true, out, sizeof(out), err, sizeof(err));
 	printf("# suid: set-uid run (nobody -> root, AT_SECURE): exit %d, %s", rc,
 	       strstr(out, "RESULT") ? strstr(out, "RESULT") : "no result\n");
 	if (rc == 3) {
 		printf("SKIP: suid: the set-uid copy did not run with AT_SECURE (%s)\n", out);
-		rc = TEST_SKIP;
-		goto out;
+		suid_teardown(NULL);
+		exit(TEST_SKIP);
 	}
 	if (rc != 0)
-		failf("suid: the set-uid child failed (exit %d): %s", rc, out);
+		test_fail("suid: the set-uid child failed (exit %d): %s", rc, out);
 	else if (strstr(out, "RESULT path=sendfile"))
-		failf("suid: the set-uid child used sendfile: DMAIO_PATH was obeyed in a set-uid "
-		      "process");
+		test_fail("suid: the set-uid child used sendfile: DMAIO_PATH was obeyed in a "
+			  "set-uid process");
 	if (err[0])
-		failf("suid: the set-uid child wrote to stderr (DMAIO_DEBUG obeyed?): %.400s", err);
-	rc = 0;
-out:
-	unlink(prog);
-	unlink(data);
-	rmdir(dir);
-	return rc;
+		test_fail("suid: the set-uid child wrote to stderr (DMAIO_DEBUG obeyed?): %.400s",
+			  err);
+	assert_no_failures_since(before);
 }
 
 /* ---- main --------------------------------------------------------------------------------- */
 int main(int argc, char **argv)
 {
+	const struct CMUnitTest all[] = {
+		cmocka_unit_test(test_cloexec),
+		cmocka_unit_test(test_seals),
+		cmocka_unit_test(test_files),
+	};
+	const struct CMUnitTest suid[] = {
+		cmocka_unit_test_teardown(test_suid, suid_teardown),
+	};
+	struct CMUnitTest one[1];
 	char *kept[argc + 1];
 	const char *part = NULL;
 	char exe[PATH_MAX];
 	ssize_t l;
-	int nkept = 0, rc = 0;
+	int nkept = 0, rc;
 
 	if (argc >= 2 && !strcmp(argv[1], "--fdlist"))
 		return fdlist_main();
@@ -932,26 +952,28 @@ int main(int argc, char **argv)
 	self_exe = exe;
 	rel_watchdog(110);
 	if (part && !strcmp(part, "suid")) {
-		rel_set_label("part suid");
-		rc = part_suid();
+		const char *why = suid_skip_reason();
+
+		if (why) {
+			printf("SKIP: suid: %s\n", why);
+			return TEST_SKIP;
+		}
+		rc = cmocka_run_group_tests_name("security suid", suid, NULL, NULL);
+	} else if (part) {
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(all); i++)
+			if (!strcmp(all[i].name + strlen("test_"), part))
+				break;
+		if (i == ARRAY_SIZE(all)) {
+			fprintf(stderr, "--part cloexec|seals|files|suid\n");
+			return 2;
+		}
+		one[0] = all[i];
+		rc = _cmocka_run_group_tests("security", one, 1, NULL, NULL);
 	} else {
-		if (!part || !strcmp(part, "cloexec")) {
-			rel_set_label("part cloexec");
-			part_cloexec();
-		}
-		if (!part || !strcmp(part, "seals")) {
-			rel_set_label("part seals");
-			part_seals();
-		}
-		if (!part || !strcmp(part, "files")) {
-			rel_set_label("part files");
-			part_files();
-		}
+		rc = cmocka_run_group_tests_name("security", all, NULL, NULL);
 	}
 	rel_watchdog(0);
-	if (fails) {
-		printf("%u failures\n", fails);
-		return 1;
-	}
-	return rc;
+	return rc ? 1 : 0;
 }

@@ -13,14 +13,23 @@
  * After each phase the number of open fds is what it was before, and VmRSS has not grown by more
  * than 16 MiB since the phase warmed up (its first 2%).
  *
+ * One cmocka test per phase; a phase goes on after a failed call (up to 10 of them), each reported
+ * with test_fail() (common.h), and fails at its end when any was.
+ *
  * Usage: test-soak [--heap NAME]     Env: DMAIO_TEST_QUICK=1 does a tenth of everything.
  * Prints the cycles and calls made.
  */
 #include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "common.h"
 #include "rel.h"
@@ -28,16 +37,11 @@
 #define RSS_LIMIT_KIB (16 * 1024)
 
 static struct test_args args;
-static unsigned fails;
+static unsigned div_; /* 10 with DMAIO_TEST_QUICK */
+static bool device;   /* a device provider: fewer cycles (each is a kernel allocation) */
 
 static const int paths[] = { DMAIO_PATH_AUTO, DMAIO_PATH_UDMABUF_DIRECT,
 			     DMAIO_PATH_BOUNCE_DIRECT, DMAIO_PATH_BUFFERED, DMAIO_PATH_SENDFILE };
-
-#define FAIL(...)                                                                                 \
-	do {                                                                                      \
-		if (++fails <= 10)                                                                \
-			fprintf(stderr, "FAIL " __VA_ARGS__);                                     \
-	} while (0)
 
 /* xorshift: the same sequence every run */
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
@@ -55,6 +59,7 @@ struct phase {
 	int fds0;
 	long rss_warm;
 	double t0;
+	unsigned fail0; /* test_failures() when the phase began */
 };
 
 static void phase_begin(struct phase *ph, const char *name)
@@ -62,7 +67,8 @@ static void phase_begin(struct phase *ph, const char *name)
 	ph->name = name;
 	ph->fds0 = test_count_fds();
 	ph->rss_warm = -1;
-	ph->t0 = rel_now();
+	ph->t0 = test_now();
+	ph->fail0 = test_failures();
 	rel_set_label("phase %s", name);
 }
 
@@ -77,21 +83,60 @@ static void phase_end(struct phase *ph, const char *summary)
 	long rss = rel_rss_kib();
 
 	if (fds != ph->fds0) {
-		FAIL("%s: %d fds open after the phase, %d before\n", ph->name, fds, ph->fds0);
+		test_fail("%s: %d fds open after the phase, %d before", ph->name, fds, ph->fds0);
 		rel_dump_fds("after the phase");
 	}
 	if (ph->rss_warm > 0 && rss > 0 && rss - ph->rss_warm > RSS_LIMIT_KIB)
-		FAIL("%s: VmRSS grew by %ld KiB (from %ld to %ld KiB)\n", ph->name,
-		     rss - ph->rss_warm, ph->rss_warm, rss);
+		test_fail("%s: VmRSS grew by %ld KiB (from %ld to %ld KiB)", ph->name,
+			  rss - ph->rss_warm, ph->rss_warm, rss);
 	printf("# %s: %s; fds %d -> %d, VmRSS %ld -> %ld KiB (%.1f s)\n", ph->name, summary,
-	       ph->fds0, fds, ph->rss_warm, rss, rel_now() - ph->t0);
+	       ph->fds0, fds, ph->rss_warm, rss, test_now() - ph->t0);
+	assert_no_failures_since(ph->fail0);
 }
 
-static void soak_alloc(struct dmaio_ctx *ctx, unsigned cycles)
+/* What a phase holds, freed by its teardown also when an assert ended it part-way. */
+struct hold {
+	struct dmaio_ctx *ctx;
+	struct dmaio_buf *b;
+	int fd[2];
+};
+
+static int hold_setup(void **state)
 {
+	struct hold *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -1;
+	h->fd[0] = h->fd[1] = -1;
+	*state = h;
+	return 0;
+}
+
+static int hold_teardown(void **state)
+{
+	struct hold *h = *state;
+
+	dmaio_free(h->b);
+	dmaio_ctx_free(h->ctx);
+	for (int i = 0; i < 2; i++)
+		if (h->fd[i] >= 0)
+			close(h->fd[i]);
+	test_cleanup();
+	free(h);
+	return 0;
+}
+
+/* 1. alloc/free */
+static void test_alloc_free(void **state)
+{
+	struct hold *h = *state;
+	unsigned cycles = (device ? 10000 : 100000) / div_, mapped = 0;
+	struct dmaio_ctx *ctx;
 	struct phase ph;
 	char sum[160];
-	unsigned mapped = 0;
+
+	assert_rc_equal(dmaio_ctx_new(&h->ctx), 0);
+	ctx = h->ctx;
 
 	/* the contexts open (and keep) their device fds on first use: not part of the count */
 	for (int k = 0; k < 2; k++) {
@@ -110,8 +155,8 @@ static void soak_alloc(struct dmaio_ctx *ctx, unsigned cycles)
 			phase_warm(&ph);
 		r = dmaio_alloc(c, args.heap_name, 4096, 0, &b);
 		if (r) {
-			FAIL("alloc/free: cycle %u: dmaio_alloc = %s\n", i, test_errname(r));
-			if (fails > 10)
+			test_fail("alloc/free: cycle %u: dmaio_alloc = %s", i, test_errname(r));
+			if (test_failures() - ph.fail0 > 10)
 				break;
 			continue;
 		}
@@ -119,12 +164,13 @@ static void soak_alloc(struct dmaio_ctx *ctx, unsigned cycles)
 			uint8_t *p;
 
 			if (dmaio_map(b, (void **)&p)) {
-				FAIL("alloc/free: cycle %u: dmaio_map failed\n", i);
+				test_fail("alloc/free: cycle %u: dmaio_map failed", i);
 			} else {
 				dmaio_sync_begin(b, DMAIO_SYNC_RW);
 				pat_fill(p, 4096, i, 0);
 				if (pat_check(p, 4096, i, 0) >= 0)
-					FAIL("alloc/free: cycle %u: the buffer lost its bytes\n", i);
+					test_fail("alloc/free: cycle %u: the buffer lost its bytes",
+						  i);
 				dmaio_sync_end(b, DMAIO_SYNC_RW);
 				mapped++;
 			}
@@ -136,37 +182,29 @@ static void soak_alloc(struct dmaio_ctx *ctx, unsigned cycles)
 	phase_end(&ph, sum);
 }
 
-static void soak_io(unsigned calls)
+/* 2. I/O on one buffer */
+static void test_io(void **state)
 {
-	struct dmaio_ctx *ctx;
+	struct hold *h = *state;
 	const size_t bsize = 1 * MiB + 4096, fsize = 2 * MiB;
-	unsigned verified = 0, reads = 0, writes = 0;
+	unsigned calls = 10000 / div_, verified = 0, reads = 0, writes = 0;
 	uint64_t moved = 0, rmoved = 0, wmoved = 0;
-	struct dmaio_buf *b = NULL;
+	struct dmaio_buf *b;
 	struct dmaio_stats st;
 	struct phase ph;
 	char sum[200];
 	uint8_t *p;
-	int src, dst, r;
+	int src, dst;
 
-	src = test_tmpfile(NULL, NULL, 0);
-	dst = test_tmpfile(NULL, NULL, 0);
-	if (file_fill_pattern(src, 0, fsize, SEED_FILE) || ftruncate(dst, (off_t)fsize)) {
-		FAIL("io: cannot prepare the files\n");
-		return;
-	}
+	src = h->fd[0] = test_tmpfile(NULL, NULL, 0);
+	dst = h->fd[1] = test_tmpfile(NULL, NULL, 0);
+	assert_int_equal(file_fill_pattern(src, 0, fsize, SEED_FILE), 0);
+	assert_int_equal(ftruncate(dst, (off_t)fsize), 0);
 	phase_begin(&ph, "io");
-	if (dmaio_ctx_new(&ctx)) {
-		FAIL("io: dmaio_ctx_new failed\n");
-		return;
-	}
-	r = dmaio_alloc(ctx, args.heap_name, bsize, 0, &b);
-	if (r || dmaio_map(b, (void **)&p)) {
-		FAIL("io: dmaio_alloc/map = %s\n", test_errname(r));
-		dmaio_free(b);
-		dmaio_ctx_free(ctx);
-		return;
-	}
+	assert_rc_equal(dmaio_ctx_new(&h->ctx), 0);
+	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, bsize, 0, &h->b), 0);
+	b = h->b;
+	assert_rc_equal(dmaio_map(b, (void **)&p), 0);
 	for (unsigned i = 0; i < calls; i++) {
 		bool write = i & 1, verify = i % 100 == 99;
 		int path = paths[(i / 2) % ARRAY_SIZE(paths)];
@@ -198,10 +236,10 @@ static void soak_io(unsigned calls)
 		n = write ? dmaio_write_file(b, boff, dst, foff, len, flags) :
 			    dmaio_read_file(b, boff, src, foff, len, flags);
 		if (n != (ssize_t)len) {
-			FAIL("io: call %u: %s of %zu bytes at %lld (buffer +%zu) via %s returned %s\n",
-			     i, write ? "write" : "read", len, (long long)foff, boff,
-			     dmaio_path_name(path), test_errname(n));
-			if (fails > 10)
+			test_fail("io: call %u: %s of %zu bytes at %lld (buffer +%zu) via %s "
+				  "returned %s", i, write ? "write" : "read", len, (long long)foff,
+				  boff, dmaio_path_name(path), test_errname(n));
+			if (test_failures() - ph.fail0 > 10)
 				break;
 			continue;
 		}
@@ -220,8 +258,8 @@ static void soak_io(unsigned calls)
 			long long e = file_check_pattern(dst, foff, len, SEED_BUF, (uint64_t)foff);
 
 			if (e != -1)
-				FAIL("io: call %u: file byte %lld wrong after a write via %s\n", i, e,
-				     dmaio_path_name(path));
+				test_fail("io: call %u: file byte %lld wrong after a write via %s",
+					  i, e, dmaio_path_name(path));
 		} else {
 			long long e;
 
@@ -229,44 +267,44 @@ static void soak_io(unsigned calls)
 			e = pat_check(p + boff, len, SEED_FILE, (uint64_t)foff);
 			dmaio_sync_end(b, DMAIO_SYNC_READ);
 			if (e >= 0)
-				FAIL("io: call %u: buffer byte %lld wrong after a read via %s\n", i, e,
-				     dmaio_path_name(path));
+				test_fail("io: call %u: buffer byte %lld wrong after a read via %s",
+					  i, e, dmaio_path_name(path));
 		}
 	}
 	if (dmaio_buf_stats(b, &st) == 0 &&
 	    (st.ops != reads + writes || st.errors || st.bytes_read != rmoved ||
 	     st.bytes_written != wmoved))
-		FAIL("io: dmaio_buf_stats: ops %llu errors %llu read %llu written %llu, expected "
-		     "%u ops, %llu read, %llu written\n", (unsigned long long)st.ops,
-		     (unsigned long long)st.errors, (unsigned long long)st.bytes_read,
-		     (unsigned long long)st.bytes_written, reads + writes,
-		     (unsigned long long)rmoved, (unsigned long long)wmoved);
-	if (dmaio_ctx_stats(ctx, &st) == 0 && (st.ops != reads + writes || st.errors))
-		FAIL("io: dmaio_ctx_stats: ops %llu errors %llu, expected %u ops (buffer alive)\n",
-		     (unsigned long long)st.ops, (unsigned long long)st.errors, reads + writes);
-	dmaio_free(b);
-	dmaio_ctx_free(ctx);
+		test_fail("io: dmaio_buf_stats: ops %llu errors %llu read %llu written %llu, "
+			  "expected %u ops, %llu read, %llu written", (unsigned long long)st.ops,
+			  (unsigned long long)st.errors, (unsigned long long)st.bytes_read,
+			  (unsigned long long)st.bytes_written, reads + writes,
+			  (unsigned long long)rmoved, (unsigned long long)wmoved);
+	if (dmaio_ctx_stats(h->ctx, &st) == 0 && (st.ops != reads + writes || st.errors))
+		test_fail("io: dmaio_ctx_stats: ops %llu errors %llu, expected %u ops (buffer "
+			  "alive)", (unsigned long long)st.ops, (unsigned long long)st.errors,
+			  reads + writes);
+	dmaio_free(h->b);
+	h->b = NULL;
+	dmaio_ctx_free(h->ctx);
+	h->ctx = NULL;
 	snprintf(sum, sizeof(sum), "%u I/O calls (%u reads, %u writes, %llu MiB, %u verified "
 		 "byte by byte)", reads + writes, reads, writes, (unsigned long long)(moved >> 20),
 		 verified);
 	phase_end(&ph, sum);
-	close(src);
-	close(dst);
-	test_cleanup();
 }
 
-static void soak_ctx(unsigned cycles)
+/* 3. contexts */
+static void test_contexts(void **state)
 {
+	struct hold *h = *state;
 	const size_t len = 256 * KiB;
+	unsigned cycles = (device ? 300 : 1000) / div_;
 	struct phase ph;
 	char sum[160];
 	int src;
 
-	src = test_tmpfile(NULL, NULL, 0);
-	if (file_fill_pattern(src, 0, len + 4096, SEED_FILE)) {
-		FAIL("contexts: cannot prepare the file\n");
-		return;
-	}
+	src = h->fd[0] = test_tmpfile(NULL, NULL, 0);
+	assert_int_equal(file_fill_pattern(src, 0, len + 4096, SEED_FILE), 0);
 	phase_begin(&ph, "contexts");
 	for (unsigned i = 0; i < cycles; i++) {
 		int path = i & 1 ? DMAIO_PATH_BOUNCE_DIRECT : DMAIO_PATH_UDMABUF_DIRECT;
@@ -277,75 +315,71 @@ static void soak_ctx(unsigned cycles)
 
 		if (i == cycles / 50)
 			phase_warm(&ph);
-		if (dmaio_ctx_new(&c)) {
-			FAIL("contexts: dmaio_ctx_new failed\n");
+		r = dmaio_ctx_new(&c);
+		if (r) {
+			test_fail("contexts: cycle %u: dmaio_ctx_new = %s", i, test_errname(r));
 			break;
 		}
 		r = dmaio_alloc(c, args.heap_name, len, 0, &b);
 		if (r) {
-			FAIL("contexts: cycle %u: dmaio_alloc = %s\n", i, test_errname(r));
+			test_fail("contexts: cycle %u: dmaio_alloc = %s", i, test_errname(r));
 		} else {
 			n = dmaio_read_file(b, 0, src, 4096, len, DMAIO_RW_PATH(path));
 			if (n != (ssize_t)len)
-				FAIL("contexts: cycle %u: read via %s = %s\n", i,
-				     dmaio_path_name(path), test_errname(n));
+				test_fail("contexts: cycle %u: read via %s = %s", i,
+					  dmaio_path_name(path), test_errname(n));
 			if (i % 100 == 0) {
 				uint8_t *p;
 
 				if (dmaio_map(b, (void **)&p)) {
-					FAIL("contexts: dmaio_map failed\n");
+					test_fail("contexts: dmaio_map failed");
 				} else {
 					dmaio_sync_begin(b, DMAIO_SYNC_READ);
 					if (pat_check(p, len, SEED_FILE, 4096) >= 0)
-						FAIL("contexts: cycle %u: read via %s: wrong bytes\n",
-						     i, dmaio_path_name(path));
+						test_fail("contexts: cycle %u: read via %s: "
+							  "wrong bytes", i, dmaio_path_name(path));
 					dmaio_sync_end(b, DMAIO_SYNC_READ);
 				}
 			}
 			dmaio_free(b);
 		}
 		dmaio_ctx_free(c);
-		if (fails > 10)
+		if (test_failures() - ph.fail0 > 10)
 			break;
 	}
 	snprintf(sum, sizeof(sum), "%u context cycles (new, alloc, read through io_uring, free)",
 		 cycles);
 	phase_end(&ph, sum);
-	close(src);
-	test_cleanup();
 }
 
 int main(int argc, char **argv)
 {
-	bool device;
-	unsigned div;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_alloc_free, hold_setup, hold_teardown),
+		cmocka_unit_test_setup_teardown(test_io, hold_setup, hold_teardown),
+		cmocka_unit_test_setup_teardown(test_contexts, hold_setup, hold_teardown),
+	};
 	struct dmaio_buf *probe = NULL;
-	struct dmaio_ctx *ctx;
 	int r;
 
 	test_parse_args(argc, argv, &args, "memfd");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rel_install_crash_label();
-	div = args.quick ? 10 : 1;
+	div_ = args.quick ? 10 : 1;
 	device = args.heap_name && strcmp(args.heap_name, "memfd");
+	/* the provider exists? (77 when not on the host, a failure where devices are expected) */
 	r = test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &probe);
 	if (r) {
 		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
 		return 1;
 	}
 	dmaio_free(probe);
-	if (dmaio_ctx_new(&ctx)) {
-		fprintf(stderr, "dmaio_ctx_new failed\n");
-		return 1;
-	}
 	printf("# heap %s, files in %s%s\n", args.heap, test_dir(), args.quick ? ", quick" : "");
 	rel_watchdog(170);
-	soak_alloc(ctx, (device ? 10000 : 100000) / div);
-	soak_io(10000 / div);
-	soak_ctx((device ? 300 : 1000) / div);
-	dmaio_ctx_free(ctx);
+	r = cmocka_run_group_tests_name("soak", tests, NULL, NULL);
 	rel_watchdog(0);
 	printf("soak: %u alloc/free cycles, %u I/O calls, %u context cycles: %u failures\n",
-	       (device ? 10000 : 100000) / div, 10000 / div, (device ? 300 : 1000) / div, fails);
-	return fails ? 1 : 0;
+	       (device ? 10000 : 100000) / div_, 10000 / div_, (device ? 300 : 1000) / div_,
+	       test_failures());
+	return r ? 1 : 0;
 }

@@ -26,20 +26,27 @@
  *   meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
  *   meson test -C build-tsan --setup=tsan --suite reliability
  *
+ * Each run is a cmocka test; its process is a child of test_in_child() (common.h), where the
+ * workers report every problem with test_fail() and the run fails at its end when any was.
+ *
  * Usage: test-threads [--heap NAME]     Env: DMAIO_TEST_QUICK=1 (fewer, smaller operations)
  * Prints: "threads x operations: 4 x N = M" per run.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "common.h"
 #include "rel.h"
@@ -90,7 +97,6 @@ struct worker {
 	unsigned rw_part1;      /* read/write calls on the thread's own buffers */
 	uint64_t bytes_read, bytes_written;
 	uint64_t bytes_part1;   /* bytes moved by them */
-	unsigned fails;
 	void *map_addr;         /* what dmaio_map() gave for the shared buffer */
 	uint64_t last_seed;     /* seed of the last data left in its shared range */
 	size_t last_len, last_off;
@@ -104,24 +110,21 @@ struct run {
 	struct dmaio_buf *shared;
 	uint8_t *shared_map;
 	int src_fd, dst_fd;
-	atomic_uint fails;
 	struct worker w[NTHREADS];
 };
 
+/* A problem seen by worker @w: test_vfail() (common.h; thread-safe) with the run and thread. */
 static void failf(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void failf(struct worker *w, const char *fmt, ...)
 {
-	char msg[512];
+	char where[64];
 	va_list ap;
 
+	snprintf(where, sizeof(where), "%s thread %d", w->run->name, w->id);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	test_vfail(where, fmt, ap);
 	va_end(ap);
-	w->fails++;
-	atomic_fetch_add(&w->run->fails, 1);
-	if (w->fails <= 5)
-		fprintf(stderr, "FAIL %s thread %d: %s\n", w->run->name, w->id, msg);
 }
 
 static unsigned rw_flags(int path)
@@ -361,27 +364,28 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static int run_threads(struct run *run)
+/* One run, in its own process (a child of test_in_child()): a cmocka test there. */
+static void run_threads(void **state)
 {
+	struct run *run = *state;
 	struct dmaio_stats st;
-	unsigned ops = 0, rw = 0, fails;
+	unsigned ops = 0, rw = 0, before = test_failures();
 	uint64_t bread = 0, bwritten = 0;
 	int fds0, fds1, t;
-	double t0 = rel_now();
+	double t0 = test_now();
 
 	fds0 = test_count_fds();
-	pthread_barrier_init(&run->bar, NULL, NTHREADS);
-	if (run->mode == 1 && dmaio_ctx_new(&run->shared_ctx)) {
-		fprintf(stderr, "dmaio_ctx_new failed\n");
-		return 1;
-	}
+	assert_int_equal(pthread_barrier_init(&run->bar, NULL, NTHREADS), 0);
+	if (run->mode == 1)
+		assert_rc_equal(dmaio_ctx_new(&run->shared_ctx), 0);
 	for (t = 0; t < NTHREADS; t++) {
 		run->w[t].run = run;
 		run->w[t].id = t;
 		run->w[t].ctx = run->mode == 1 ? run->shared_ctx : NULL;
+		/* the others wait at the barrier for this one: a failure here cannot be undone */
 		if (pthread_create(&run->w[t].th, NULL, worker_main, &run->w[t])) {
-			fprintf(stderr, "pthread_create failed\n");
-			exit(1);
+			print_error("pthread_create failed\n");
+			_exit(1);
 		}
 	}
 	for (t = 0; t < NTHREADS; t++)
@@ -481,22 +485,37 @@ static int run_threads(struct run *run)
 	/* the default context keeps its rings and device fds for the life of the process */
 	if (run->mode != 0 && fds1 != fds0)
 		failf(&run->w[0], "%d fds open after the run, %d before", fds1, fds0);
-	fails = atomic_load(&run->fails);
 	printf("# %-8s threads x operations: %d x %u = %u (%u reads/writes, %llu MiB moved), "
 	       "%u failures (%.1f s)\n", run->name, NTHREADS, ops / NTHREADS, ops, rw,
-	       (unsigned long long)((bread + bwritten) >> 20), fails, rel_now() - t0);
-	return fails ? 1 : 0;
+	       (unsigned long long)((bread + bwritten) >> 20), test_failures() - before,
+	       test_now() - t0);
+	assert_no_failures_since(before);
+}
+
+static struct run runs[3] = {
+	{ .name = "default", .mode = 0 },
+	{ .name = "own", .mode = 2 },
+	{ .name = "shared", .mode = 1 },
+};
+
+/* each run in a fresh process: its threads make its first library calls */
+static void test_run(void **state)
+{
+	struct run *run = *state;
+
+	rel_set_label("run %s", run->name);
+	test_in_child(run->name, run_threads, run);
 }
 
 int main(int argc, char **argv)
 {
-	static struct run runs[3] = {
-		{ .name = "default", .mode = 0 },
-		{ .name = "own", .mode = 2 },
-		{ .name = "shared", .mode = 1 },
+	const struct CMUnitTest tests[] = {
+		{ "default context", test_run, NULL, NULL, &runs[0] },
+		{ "a context per thread", test_run, NULL, NULL, &runs[1] },
+		{ "one shared context", test_run, NULL, NULL, &runs[2] },
 	};
 	size_t maxlen = 0;
-	int src, dst, rc = 0;
+	int src, dst, rc;
 	off_t src_size;
 
 	test_parse_args(argc, argv, &args, "memfd");
@@ -541,36 +560,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot prepare the files\n");
 		return 1;
 	}
-	rel_watchdog(300);
-	printf("# heap %s, %d threads, %u iterations per part and thread, files in %s\n",
-	       args.heap, NTHREADS, iters, test_dir());
 	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
 		runs[i].src_fd = src;
 		runs[i].dst_fd = dst;
-		pid_t pid;
-		int st = 0;
-
-		/* each run in a fresh process: its threads make its first library calls */
-		rel_set_label("run %s", runs[i].name);
-		fflush(NULL);
-		pid = fork();
-		if (pid == 0)
-			_exit(run_threads(&runs[i]));
-		if (pid < 0 || waitpid(pid, &st, 0) != pid) {
-			fprintf(stderr, "fork/wait failed\n");
-			return 1;
-		}
-		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-			if (WIFSIGNALED(st))
-				fprintf(stderr, "run %s: killed by signal %d\n", runs[i].name,
-					WTERMSIG(st));
-			else
-				fprintf(stderr, "run %s: exit status %d%s\n", runs[i].name,
-					WEXITSTATUS(st), WEXITSTATUS(st) == 66 ?
-					" (a sanitizer report, see above)" : "");
-			rc = 1;
-		}
 	}
+	rel_watchdog(300);
+	printf("# heap %s, %d threads, %u iterations per part and thread, files in %s\n",
+	       args.heap, NTHREADS, iters, test_dir());
+	rc = cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 	rel_watchdog(0);
-	return rc;
+	return rc ? 1 : 0;
 }
