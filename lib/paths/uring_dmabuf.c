@@ -11,7 +11,7 @@
 #include "../split/split.h"
 #include "../uapi/io_uring-dmabuf.h"
 
-#define CHUNK (1u << 20)
+#define CHUNK (4u << 20)
 #define EDGE (4u << 20)
 
 /* The direct middle (file offsets aligned to the page and the device's block) must land on a
