@@ -68,6 +68,22 @@ const char *test_cma_heap(void)
 	return NULL;
 }
 
+bool test_cmdline_has(const char *word)
+{
+	char line[4096] = "";
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	line[n] = 0;
+	return strstr(line, word) != NULL;
+}
+
 bool test_quick(void)
 {
 	const char *q = getenv("DMAIO_TEST_QUICK");

@@ -52,6 +52,9 @@ bool test_expect_devices(void);
 /* True when sizes should be kept small (DMAIO_TEST_QUICK=1, valgrind). */
 bool test_quick(void);
 
+/* Whether the kernel command line (/proc/cmdline) holds @word (the VM's boot switches). */
+bool test_cmdline_has(const char *word);
+
 /* ENOENT, ENODEV, EACCES, EOPNOTSUPP: the provider is not usable here. */
 bool test_is_skip_err(int neg_err);
 

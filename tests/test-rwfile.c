@@ -34,20 +34,9 @@ static size_t src_size;
 
 static enum expect cmdline_expect(void)
 {
-	char line[4096] = "";
-	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return EXPECT_UNKNOWN;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return EXPECT_UNKNOWN;
-	line[n] = 0;
-	if (strstr(line, "dma_buf_rw_file=off"))
+	if (test_cmdline_has("dma_buf_rw_file=off"))
 		return EXPECT_OFF;
-	if (strstr(line, "dma_buf_rw_file=on"))
+	if (test_cmdline_has("dma_buf_rw_file=on"))
 		return EXPECT_ON;
 	return EXPECT_UNKNOWN;
 }

@@ -50,22 +50,6 @@ static struct dmaio_ctx *ctx;
 static int dev_fd = -1;   /* O_RDWR | O_DIRECT: the library's file and the reference I/O */
 static void *ref;         /* aligned scratch for reference reads/writes */
 
-static bool cmdline_has(const char *word)
-{
-	char line[4096] = "";
-	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	line[n] = 0;
-	return strstr(line, word) != NULL;
-}
-
 static void write_knob(const char *path, const char *v)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -108,7 +92,7 @@ static int setup(void **state)
 		printf("# SKIP: DMAIO_TEST_RAWDEV not set (a raw NVMe namespace, destructive)\n");
 		exit(77);
 	}
-	expect = cmdline_has("io_uring_dmabuf=on") ? EXPECT_ON : EXPECT_OFF;
+	expect = test_cmdline_has("io_uring_dmabuf=on") ? EXPECT_ON : EXPECT_OFF;
 	if (dmaio_ctx_new(&ctx))
 		return -1;
 	if (dmaio_probe_system(ctx, &s) || s.nheaps <= 0) {
