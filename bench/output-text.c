@@ -106,6 +106,22 @@ static void mmap_table(FILE *f, const struct report *r, int sec)
 	}
 }
 
+/* A row of this section with numbers to print; a skipped or failed one is printed as its note. */
+static bool row_measured(FILE *f, const struct row *x, int sec)
+{
+	if (x->section != sec || x->csv_only)
+		return false;
+	if (x->status == ROW_SKIPPED) {
+		fprintf(f, "%-20s skipped: %s\n", x->method, x->note);
+		return false;
+	}
+	if (x->status != ROW_OK) {
+		fprintf(f, "%-20s %s\n", x->method, x->note);
+		return false;
+	}
+	return true;
+}
+
 static void reads_table(FILE *f, const struct report *r, int sec)
 {
 	fprintf(f, "%-20s %-16s %8s %8s %8s %9s %7s %9s  %s\n", "method", "path", "MB/s", "min", "max", "CPU s/GiB",
@@ -114,16 +130,8 @@ static void reads_table(FILE *f, const struct report *r, int sec)
 		const struct row *x = r->rows[i];
 		char rx[16];
 
-		if (x->section != sec || x->csv_only)
+		if (!row_measured(f, x, sec))
 			continue;
-		if (x->status == ROW_SKIPPED) {
-			fprintf(f, "%-20s skipped: %s\n", x->method, x->note);
-			continue;
-		}
-		if (x->status != ROW_OK) {
-			fprintf(f, "%-20s %s\n", x->method, x->note);
-			continue;
-		}
 		ratio(rx, sizeof(rx), x->x[0]);
 		fprintf(f, "%-20s %-16s %8.0f %8.0f %8.0f %9.3f %7s %9.1f", x->method, path_of(x), x->mbps[0],
 			x->mbps[1], x->mbps[2], x->cpu, rx, x->ms[0]);
@@ -141,16 +149,8 @@ static void frames_table(FILE *f, const struct report *r, int sec)
 		const struct row *x = r->rows[i];
 		char rx[16], drop[48];
 
-		if (x->section != sec || x->csv_only)
+		if (!row_measured(f, x, sec))
 			continue;
-		if (x->status == ROW_SKIPPED) {
-			fprintf(f, "%-20s skipped: %s\n", x->method, x->note);
-			continue;
-		}
-		if (x->status != ROW_OK) {
-			fprintf(f, "%-20s %s\n", x->method, x->note);
-			continue;
-		}
 		ratio(rx, sizeof(rx), x->x[1]);
 		snprintf(drop, sizeof(drop), "%" PRIu64 "/%" PRIu64, x->dropped, x->frames);
 		fprintf(f, "%-20s %-16s %7.1f %8.3f %9.3f %7.2f %7.2f %7.2f %8.2f %13s %6s", x->method, path_of(x),

@@ -5,6 +5,7 @@
 #include "path.h"
 #include "../engine/engine.h"
 #include "../providers/provider.h"
+#include "../split/split.h"
 #include "../sys/sys.h"
 
 int dmaio_path_map(struct dmaio_req *r)
@@ -62,4 +63,11 @@ bool dmaio_path_refuses_direct(int err)
 	default:
 		return false;
 	}
+}
+
+bool dmaio_path_congruent(const struct dmaio_req *r, uint32_t mem_align, struct dmaio_split *s)
+{
+	dmaio_split_range(r->file_off + r->start, r->len - r->start,
+			  r->write ? UINT64_MAX : r->file->size, dmaio_path_align(r), s);
+	return !s->mid || !mem_align || (r->buf_off + r->start + s->head) % mem_align == 0;
 }

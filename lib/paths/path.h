@@ -41,5 +41,9 @@ void dmaio_path_op_mapped(struct dmaio_req *r, struct dmaio_op *op, uint64_t rel
 			  bool direct);
 uint32_t dmaio_path_align(const struct dmaio_req *r); /* DIO offset alignment, this direction */
 bool dmaio_path_refuses_direct(int err);     /* O_DIRECT / io_uring refusals */
+struct dmaio_split;
+/* splits the rest of the range (into *s); whether its direct middle starts at a buffer offset
+ * that is a multiple of mem_align (true when there is no middle or mem_align is 0) */
+bool dmaio_path_congruent(const struct dmaio_req *r, uint32_t mem_align, struct dmaio_split *s);
 
 #endif

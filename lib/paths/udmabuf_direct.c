@@ -15,9 +15,7 @@
  * middle to land on an aligned address; otherwise no byte can go direct. */
 static bool congruent(const struct dmaio_req *r, struct dmaio_split *s)
 {
-	dmaio_split_range(r->file_off + r->start, r->len - r->start,
-			  r->write ? UINT64_MAX : r->file->size, dmaio_path_align(r), s);
-	return !s->mid || (r->buf_off + r->start + s->head) % r->file->mem_align == 0;
+	return dmaio_path_congruent(r, r->file->mem_align, s);
 }
 
 static int score(const struct dmaio_req *r, int cached_pct, const char **why)

@@ -22,11 +22,8 @@
 static bool congruent(const struct dmaio_req *r)
 {
 	struct dmaio_split s;
-	uint32_t blk = r->write ? r->file->off_align : r->file->roff_align;
 
-	dmaio_split_range(r->file_off + r->start, r->len - r->start,
-			  r->write ? UINT64_MAX : r->file->size, dmaio_path_align(r), &s);
-	return !s.mid || !blk || (r->buf_off + r->start + s.head) % blk == 0;
+	return dmaio_path_congruent(r, r->write ? r->file->off_align : r->file->roff_align, &s);
 }
 
 static int score(const struct dmaio_req *r, int cached_pct, const char **why)
