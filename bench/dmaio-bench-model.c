@@ -9,16 +9,20 @@
  *                     baselines.c)
  *  lib:load           dmaio_model_load(PACKED) into buffers of --heap (they are allocated inside
  *                     the timed call: the allocation is part of the load)
- *  read               pread() of each tensor into the mapping of a --heap buffer (allocated and
- *                     mapped before the clock starts)
+ *  read               pread() of each tensor into the mapping of a --heap buffer (allocated,
+ *                     mapped and touched before the clock starts)
  *  mmap+memcpy        mmap of each file and memcpy of each tensor into that mapping (llama.cpp's
  *                     default loader)
  *  base:fresh-memory  the baseline into anonymous memory allocated (mmap, not touched) inside
  *                     the timed region, like lib:load's buffers: the cost of first-touch faults
  *  lib:load-into      dmaio_model_load(PACKED) into a --heap buffer the caller already has
  *                     (dmaio_load_opts.bufs; allocated, touched and loaded into once before the
- *                     runs, like the baseline's memory): a runtime reloading weights, a device
- *                     arena — the comparison with the baseline on equal terms
+ *                     clock starts, like the baseline's memory): a runtime reloading weights, a
+ *                     device arena — the comparison with the baseline on equal terms
+ *
+ * Each variant's destination is made before its clock starts and freed after it stops, so the
+ * bench holds one variant's memory at a time (plus the largest tensor, to verify lib:load and
+ * lib:load-into against pread() of the files in the first run).
  *
  * Before each variant every file's page cache is dropped (fdatasync + POSIX_FADV_DONTNEED) and
  * checked (cache.c: cachestat, else mincore; fatal when pages stay). Reported per variant: MB/s,
@@ -198,30 +202,100 @@ static int run_lib(const struct model_ctx *c, struct dmaio_buf *const *into, str
 	return r;
 }
 
-static int verify_lib(const struct model_ctx *c, struct dmaio_load *l, const unsigned char *ref)
+/* every tensor of the load against pread() of the file (scratch memory: the largest tensor) */
+static int verify_lib(const struct model_ctx *c, struct dmaio_load *l)
 {
-	uint64_t at = 0;
+	uint64_t biggest = 0;
+	unsigned char *ref;
 	int bad = 0;
 
+	for (int i = 0; i < c->n; i++)
+		biggest = c->ti[i].size > biggest ? c->ti[i].size : biggest;
+	ref = xcalloc(1, (size_t)biggest + 1);
 	for (int b = 0; b < dmaio_load_buf_count(l); b++) {
 		void *p;
 
-		if (dmaio_map(dmaio_load_buf(l, (unsigned)b), &p) < 0)
+		if (dmaio_map(dmaio_load_buf(l, (unsigned)b), &p) < 0) {
+			free(ref);
 			return -1;
+		}
 		dmaio_sync_begin(dmaio_load_buf(l, (unsigned)b), DMAIO_SYNC_READ);
 	}
 	for (int i = 0; i < c->n; i++) {
 		struct dmaio_tensor_place pl;
 		void *p;
+		ssize_t r;
 
-		if (dmaio_load_tensor(l, (unsigned)i, &pl) == 0 && pl.buf && dmaio_map(pl.buf, &p) == 0 &&
-		    memcmp((char *)p + pl.offset, ref + at, (size_t)pl.size) != 0)
+		if (dmaio_load_tensor(l, (unsigned)i, &pl) != 0 || !pl.buf)
+			continue;
+		r = full_pread(c->fds[c->ti[i].file], ref, (size_t)pl.size, c->ti[i].offset);
+		if (r != (ssize_t)pl.size || dmaio_map(pl.buf, &p) != 0 ||
+		    memcmp((char *)p + pl.offset, ref, (size_t)pl.size) != 0)
 			bad++;
-		at += c->ti[i].size;
 	}
 	for (int b = 0; b < dmaio_load_buf_count(l); b++)
 		dmaio_sync_end(dmaio_load_buf(l, (unsigned)b), DMAIO_SYNC_READ);
+	free(ref);
 	return bad;
+}
+
+/* The destination of a variant, made (and touched) before its clock starts and freed after it:
+ * one variant's memory at a time (a 4 GiB model then fits a 12 GiB test VM). */
+struct dest {
+	unsigned char *anon;     /* base: posix_memalign'd, touched */
+	struct dmaio_buf *buf;   /* read, mmap+memcpy, lib:load-into: a --heap buffer, touched */
+	unsigned char *map;
+	size_t anon_len;
+};
+
+static void dest_make(const struct model_ctx *c, int v, struct dest *d, char *prov, size_t plen)
+{
+	size_t len;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	if (v == V_BASE) {
+		d->anon_len = (size_t)widened_total(c);
+		if (posix_memalign((void **)&d->anon, 4096, d->anon_len) != 0)
+			die("out of memory");
+		memset(d->anon, 0, d->anon_len);
+		return;
+	}
+	if (v != V_READ && v != V_MMAP && v != V_INTO)
+		return;
+	/* lib:load-into: room for every tensor at its file phase */
+	len = v == V_INTO ? (size_t)widened_total(c) + 4096 : (size_t)c->total;
+	r = dmaio_alloc(NULL, c->heap, len, 0, &d->buf);
+	if (r == 0)
+		r = dmaio_map(d->buf, (void **)&d->map);
+	if (r < 0)
+		die("%s buffer of %zu bytes: %s", c->heap ? c->heap : "default", len, strerror(-r));
+	snprintf(prov, plen, "%s", dmaio_buf_provider(d->buf));
+	dmaio_sync_begin(d->buf, DMAIO_SYNC_WRITE);
+	memset(d->map, 0, len);
+	dmaio_sync_end(d->buf, DMAIO_SYNC_WRITE);
+	if (v == V_INTO) {
+		/* loaded into once: its registration with the ring is made, as for any buffer a
+		 * process keeps */
+		struct dmaio_load *l = NULL;
+		struct dmaio_load_stats st;
+
+		r = run_lib(c, &d->buf, &l, &st);
+		if (r < 0)
+			die("lib:load-into buffer: %s", strerror(-r));
+		dmaio_load_free(l);
+	} else {
+		dmaio_sync_begin(d->buf, DMAIO_SYNC_WRITE);
+	}
+}
+
+static void dest_free(int v, struct dest *d)
+{
+	if (d->buf && v != V_INTO)
+		dmaio_sync_end(d->buf, DMAIO_SYNC_WRITE);
+	dmaio_free(d->buf);
+	free(d->anon);
+	memset(d, 0, sizeof(*d));
 }
 
 static void usage(FILE *f)
@@ -264,10 +338,8 @@ int main(int argc, char **argv)
 	double mbps[NVAR][MAX_RUNS], cpu[NVAR][MAX_RUNS], rss[NVAR][MAX_RUNS], ms[NVAR][MAX_RUNS],
 		resid[NVAR][MAX_RUNS];
 	uint64_t path_bytes[NVAR][DMAIO_PATH_SLOTS] = { { 0 } };
-	struct dmaio_buf *dbuf = NULL, *ibuf = NULL;
-	unsigned char *dmap = NULL, *anon = NULL;
 	struct report rep;
-	char *end, pbuf[256];
+	char *end, pbuf[256], prov[64] = "";
 
 	report_init(&rep, PROG, argc, argv);
 	while ((ch = getopt_long(argc, argv, "H:r:d:nh", lopts, NULL)) != -1) {
@@ -329,41 +401,20 @@ int main(int argc, char **argv)
 		c.total += c.ti[i].size;
 	}
 	plan_base(&c);
-	/* destinations of the baselines: anonymous aligned memory (base), a --heap buffer (read,
-	 * mmap), allocated and touched before the runs */
-	if (posix_memalign((void **)&anon, 4096, (size_t)widened_total(&c)) != 0)
-		die("out of memory");
-	memset(anon, 0, (size_t)widened_total(&c));
-	ch = dmaio_alloc(NULL, c.heap, (size_t)c.total, 0, &dbuf);
-	if (ch == 0)
-		ch = dmaio_map(dbuf, (void **)&dmap);
-	if (ch < 0)
-		die("%s buffer of %" PRIu64 " bytes: %s", c.heap ? c.heap : "default", c.total, strerror(-ch));
-	dmaio_sync_begin(dbuf, DMAIO_SYNC_WRITE);
-	memset(dmap, 0, (size_t)c.total);
-	/* the caller's buffer of lib:load-into: room for every tensor at its file phase, touched,
-	 * and loaded into once (its registration with the ring is then made, as for any buffer a
-	 * process keeps) */
+	/* the provider's name, for the rows */
 	{
-		struct dmaio_load *l = NULL;
-		struct dmaio_load_stats st;
-		void *im;
+		struct dmaio_buf *pb = NULL;
 
-		ch = dmaio_alloc(NULL, c.heap, (size_t)widened_total(&c) + 4096, 0, &ibuf);
-		if (ch == 0)
-			ch = dmaio_map(ibuf, &im);
-		if (ch == 0) {
-			memset(im, 0, (size_t)widened_total(&c) + 4096);
-			ch = run_lib(&c, &ibuf, &l, &st);
-		}
+		ch = dmaio_alloc(NULL, c.heap, 4096, 0, &pb);
 		if (ch < 0)
-			die("lib:load-into buffer: %s", strerror(-ch));
-		dmaio_load_free(l);
+			die("%s buffer: %s", c.heap ? c.heap : "default", strerror(-ch));
+		snprintf(prov, sizeof(prov), "%s", dmaio_buf_provider(pb));
+		dmaio_free(pb);
 	}
 	report_info(&rep, "%s", rep.cmdline);
 	report_info(&rep, "model: %d tensors, %d files, %.1f MiB of tensors; heap %s (%s); depth %u; %d runs; cold "
 		    "(fdatasync + POSIX_FADV_DONTNEED, residency checked) before each variant", c.n, c.nfds,
-		    (double)c.total / 1048576, c.heap ? c.heap : "default", dmaio_buf_provider(dbuf), c.depth, runs);
+		    (double)c.total / 1048576, c.heap ? c.heap : "default", prov, c.depth, runs);
 	report_cfg_num(&rep, "runs", "%d", runs);
 	report_cfg_num(&rep, "depth", "%u", c.depth);
 	report_cfg_str(&rep, "heap", "%s", c.heap ? c.heap : "default");
@@ -376,22 +427,24 @@ int main(int argc, char **argv)
 			int v = (k + run) % NVAR; /* rotate the order run by run */
 			struct dmaio_load *l = NULL;
 			struct dmaio_load_stats st;
+			struct dest d;
 			long rss0;
 			double c0;
 			uint64_t t0, t1;
 			int r = 0;
 
+			dest_make(&c, v, &d, prov, sizeof(prov));
 			resid[v][run] = make_cold(c.fds, c.lens, c.nfds, &c.resid_how);
 			reset_hwm();
 			rss0 = proc_status_kib("VmRSS");
 			c0 = cpu_now();
 			t0 = now_ns();
 			switch (v) {
-			case V_BASE: r = run_base(&c, anon); break;
+			case V_BASE: r = run_base(&c, d.anon); break;
 			case V_LOAD: r = run_lib(&c, NULL, &l, &st); break;
-			case V_INTO: r = run_lib(&c, &ibuf, &l, &st); break;
-			case V_READ: r = run_read(&c, dmap); break;
-			case V_MMAP: r = run_mmap(&c, dmap); break;
+			case V_INTO: r = run_lib(&c, &d.buf, &l, &st); break;
+			case V_READ: r = run_read(&c, d.map); break;
+			case V_MMAP: r = run_mmap(&c, d.map); break;
 			case V_FRESH: {
 				size_t wl = (size_t)widened_total(&c);
 				void *fresh = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -416,11 +469,8 @@ int main(int argc, char **argv)
 				for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
 					path_bytes[v][p] += st.path_bytes[p];
 				if (do_verify && run == 0) {
-					/* the read variant's result is the reference */
-					int bad;
+					int bad = verify_lib(&c, l);
 
-					run_read(&c, dmap);
-					bad = verify_lib(&c, l, dmap);
 					if (bad) {
 						fprintf(stderr, PROG ": %s: %d tensors differ from pread()\n", vname[v], bad);
 						rc = 1;
@@ -428,6 +478,7 @@ int main(int argc, char **argv)
 				}
 				dmaio_load_free(l);
 			}
+			dest_free(v, &d);
 		}
 	}
 
@@ -436,7 +487,7 @@ int main(int argc, char **argv)
 		struct row *w = report_row(&rep, sec, "model");
 		double base = median(mbps[V_BASE], runs);
 
-		row_str(w, COL_PROVIDER, "%s", v == V_BASE || v == V_FRESH ? "anonymous" : dmaio_buf_provider(dbuf));
+		row_str(w, COL_PROVIDER, "%s", v == V_BASE || v == V_FRESH ? "anonymous" : prov);
 		row_u64(w, COL_SIZE, c.total);
 		row_str(w, COL_DIR, "read");
 		row_str(w, COL_MODE, "cold");
@@ -470,10 +521,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": cannot write %s: %s\n", json, strerror(errno));
 		rc = 1;
 	}
-	dmaio_sync_end(dbuf, DMAIO_SYNC_WRITE);
-	dmaio_free(dbuf);
-	dmaio_free(ibuf);
-	free(anon);
 	dmaio_model_close(c.m);
 	report_free(&rep);
 	free(c.reqs);

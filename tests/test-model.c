@@ -16,6 +16,9 @@
  *                untouched (zero).
  *  cancel        a progress callback that cancels, and the cancel flag: -ECANCELED, no fd left.
  *  dropcache     DMAIO_LOAD_DROP_CACHE after a cold start: no page of the file resident (mincore).
+ *  alloc_fault   (test-model-fault only: built on the fault-injection library) the n-th syscall
+ *                of a load fails, for samples n of all its calls: an errno and nothing left, or
+ *                byte-exact; buffer allocations fail while earlier buffers are being read.
  *
  * Usage: test-model [--heap NAME]   (memfd, system, cma, udmabuf, ...)
  * Env:   DMAIO_TEST_ONLY=test_NAME (one test), DMAIO_TEST_MODEL_TENSORS=N (the cancel and
@@ -1329,6 +1332,101 @@ static void test_cancel(void **state)
 	dmaio_model_close(m);
 }
 
+#ifdef TEST_MODEL_FAULT
+/* ---- injected faults (test-model-fault: the fault-injection build) -------------------------- */
+extern unsigned long dmaio_fault_calls;
+extern unsigned long dmaio_fault_nth;
+extern int dmaio_fault_err;
+
+/* A PACKED load into 1 MiB buffers (16 of them, allocated by the load's preparing thread while
+ * the ones before are read) where the n-th call of the syscall seam fails, for samples n of all
+ * the calls a load makes (a counting run gives their number), with ENOMEM and with EIO. Every
+ * load either fails with a negative errno, returns no load and leaves no fd, or succeeds with
+ * every byte of every tensor right. Some of the failures must be the load's own: -ENOMEM from
+ * an allocation made while earlier buffers were being read. */
+static void test_alloc_fault(void **state)
+{
+	static const int errs[] = { ENOMEM, EIO };
+	uint64_t bytes, seeds[1] = { SEED_FILE };
+	int fd = write_big_gguf(&bytes);
+	struct dmaio_model *m = NULL;
+	struct dmaio_load_opts o;
+	struct dmaio_load *l = NULL;
+	struct dmaio_load_stats st;
+	unsigned long calls;
+	int fds0;
+
+	(void)state;
+	assert_int_equal(open_one(fd, &m), 0);
+	close(fd);
+	{
+		struct dmaio_sys_info si;
+
+		assert_int_equal(dmaio_probe_system(ctx, &si), 0);
+		assert_true(dmaio_probe_heaps(ctx, NULL, 0) >= 0);
+	}
+	memset(&o, 0, sizeof(o));
+	o.mode = DMAIO_LOAD_PACKED;
+	o.heap = args.heap_name;
+	o.max_buf = 1u << 20;
+	o.depth = 4;
+	/* warm: the context's ring and caches exist before counting */
+	assert_int_equal(dmaio_model_load(m, &o, &l), 0);
+	dmaio_load_free(l);
+	fds0 = test_count_fds();
+	dmaio_fault_nth = 0;
+	dmaio_fault_calls = 0;
+	assert_int_equal(dmaio_model_load(m, &o, &l), 0);
+	calls = __atomic_load_n(&dmaio_fault_calls, __ATOMIC_RELAXED);
+	assert_int_equal(dmaio_load_get_stats(l, &st), 0);
+	assert_int_equal(st.buffers, (uint64_t)BIG_N);
+	assert_true(st.alloc_ns > 0);
+	assert_true(st.alloc_wait_ns <= st.alloc_ns + st.ns);
+	check_load(m, l, seeds, NULL, 0, DMAIO_LOAD_PACKED, 1, o.max_buf);
+	dmaio_load_free(l);
+	printf("# a load of %d buffers makes %lu seam calls\n", BIG_N, calls);
+	assert_true(calls > (unsigned long)BIG_N);
+	for (size_t e = 0; e < ARRAY_SIZE(errs); e++) {
+		unsigned failed = 0, ok = 0, nomem = 0;
+		unsigned long step = calls / 120 + 1;
+
+		for (unsigned long nth = 1; nth <= calls + 2; nth += step) {
+			unsigned before = test_failures();
+			int r;
+
+			l = NULL;
+			dmaio_fault_calls = 0;
+			dmaio_fault_err = errs[e];
+			__atomic_store_n(&dmaio_fault_nth, nth, __ATOMIC_SEQ_CST);
+			r = dmaio_model_load(m, &o, &l);
+			__atomic_store_n(&dmaio_fault_nth, 0, __ATOMIC_SEQ_CST);
+			if (r == 0) {
+				ok++;
+				check_load(m, l, seeds, NULL, 0, DMAIO_LOAD_PACKED, 1, o.max_buf);
+				dmaio_load_free(l);
+			} else {
+				failed++;
+				nomem += r == -ENOMEM;
+				if (r > 0 || l)
+					test_fail("call %lu fails with %s: load = %d, load %p", nth,
+						  strerror(errs[e]), r, (void *)l);
+			}
+			if (test_count_fds() != fds0)
+				test_fail("call %lu fails with %s: %d fds open, %d before", nth,
+					  strerror(errs[e]), test_count_fds(), fds0);
+			assert_no_failures_since(before);
+		}
+		printf("# %s injected: %u loads failed (%u with ENOMEM), %u exact\n", strerror(errs[e]),
+		       failed, nomem, ok);
+		assert_true(failed > 0);
+		if (errs[e] == ENOMEM)
+			assert_true(nomem > 0);
+	}
+	dmaio_fault_err = 0;
+	dmaio_model_close(m);
+}
+#endif
+
 /* ---- page cache ----------------------------------------------------------------------------- */
 static long resident_pages(int fd, uint64_t size)
 {
@@ -1421,6 +1519,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_args),	  cmocka_unit_test(test_load),
 		cmocka_unit_test(test_cancel),	  cmocka_unit_test(test_dropcache),
 		cmocka_unit_test(test_load_into),
+#ifdef TEST_MODEL_FAULT
+		cmocka_unit_test(test_alloc_fault),
+#endif
 	};
 	struct dmaio_buf *probe = NULL;
 	int rc;
@@ -1441,6 +1542,10 @@ int main(int argc, char **argv)
 	printf("# heap %s, test directory %s\n", args.heap, test_dir());
 	if (getenv("DMAIO_TEST_ONLY")) /* e.g. DMAIO_TEST_ONLY=test_cancel */
 		cmocka_set_test_filter(getenv("DMAIO_TEST_ONLY"));
+#ifdef TEST_MODEL_FAULT
+	else /* the rest runs in test-model */
+		cmocka_set_test_filter("test_alloc_fault");
+#endif
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
 	dmaio_ctx_free(ctx);
 	test_cleanup();

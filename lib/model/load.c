@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Loading tensors into buffers: the plan (buffers and each tensor's place), the allocation, then
- * every range through one queue (registered files of the shards), with progress, cancellation
- * and optional page-cache dropping. Public API of dmaio.h only.
+ * Loading tensors into buffers: the plan (buffers and each tensor's place), then every range
+ * through one queue (registered files of the shards), with progress, cancellation and optional
+ * page-cache dropping. New buffers are allocated by a preparing thread, in plan order, while the
+ * queue reads into the ones before: the kernel's zeroing of new memory and the page-table work
+ * of its first pinning overlap with the device's transfers instead of preceding them.
+ * Public API of dmaio.h only.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,6 +44,24 @@ struct range {
 struct range_vec {
 	struct range *r;
 	size_t n, cap;
+};
+
+/* The preparing thread: allocates l->bufs[0..nbufs) in order, publishing each under lock. */
+struct prep {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned ready;            /* l->bufs[0..ready) exist */
+	int err;                   /* the first allocation's failure, or 0 */
+	bool stop;                 /* the reading side gave up: allocate no more */
+	bool started;              /* a thread runs (else every buffer is ready) */
+	pthread_t thread;
+	struct dmaio_model *m;
+	const struct dmaio_load_opts *o;
+	struct dmaio_load *l;
+	const uint64_t *sizes;
+	unsigned nbufs;
+	uint64_t alloc_ns;         /* time in dmaio_alloc() and prefaulting */
+	uint64_t wait_ns;          /* time the reading side waited for a buffer */
 };
 
 static uint64_t now_ns(void)
@@ -270,6 +293,110 @@ fail:
 	return r;
 }
 
+static void *prep_main(void *arg)
+{
+	struct prep *p = arg;
+
+	for (unsigned b = 0; b < p->nbufs; b++) {
+		struct dmaio_buf *buf = NULL;
+		uint64_t t0 = now_ns();
+		bool stop;
+		int r;
+
+		pthread_mutex_lock(&p->lock);
+		stop = p->stop;
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			break;
+		r = dmaio_alloc(p->m->ctx, p->o->heap, (size_t)p->sizes[b], p->o->alloc_flags, &buf);
+		pthread_mutex_lock(&p->lock);
+		p->alloc_ns += now_ns() - t0;
+		if (r < 0) {
+			p->err = r;
+		} else {
+			p->l->bufs[b] = buf;
+			p->l->nbufs = b + 1;
+			p->l->st.buffer_bytes += p->sizes[b];
+			p->ready = b + 1;
+		}
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		if (r < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Start allocating. Without a thread (the caller's buffers, none to allocate, or no thread to be
+ * had) the buffers are allocated here, before any read. */
+static int prep_start(struct prep *p)
+{
+	sigset_t all, old;
+	int r;
+
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (p->o->bufs || p->nbufs == 0) {
+		p->ready = p->nbufs;
+		return 0;
+	}
+	/* the thread takes no signal of the application's */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&p->thread, NULL, prep_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0) {
+		p->started = true;
+		return 0;
+	}
+	prep_main(p);
+	return p->err;
+}
+
+/* 0 once buffer b exists; the allocation's error when it failed. wait: block until then
+ * (else -EAGAIN while it is being made). */
+static int prep_ready(struct prep *p, uint32_t b, bool wait)
+{
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	if (wait && b >= p->ready && !p->err) {
+		uint64_t t0 = now_ns();
+
+		while (b >= p->ready && !p->err)
+			pthread_cond_wait(&p->cond, &p->lock);
+		p->wait_ns += now_ns() - t0;
+	}
+	r = b < p->ready ? 0 : p->err ? p->err : -EAGAIN;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+/* the allocation's failure, once there is one */
+static int prep_error(struct prep *p)
+{
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	r = p->err;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+/* Stop the thread (it finishes the allocation it is in) and wait for it. */
+static void prep_finish(struct prep *p)
+{
+	if (p->started) {
+		pthread_mutex_lock(&p->lock);
+		p->stop = true;
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->thread, NULL);
+		p->started = false;
+	}
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+}
+
 /* drain the queue: reap until every submitted range is back */
 static void drain(struct dmaio_queue *q, uint64_t *inflight)
 {
@@ -285,7 +412,8 @@ static void drain(struct dmaio_queue *q, uint64_t *inflight)
 }
 
 static int run_ranges(struct dmaio_model *m, const struct dmaio_load_opts *o,
-		      struct dmaio_load *l, const struct range_vec *rv, uint64_t total)
+		      struct dmaio_load *l, const struct range_vec *rv, uint64_t total,
+		      struct prep *prep)
 {
 	struct dmaio_file **files;
 	struct dmaio_queue *q = NULL;
@@ -315,9 +443,21 @@ static int run_ranges(struct dmaio_model *m, const struct dmaio_load_opts *o,
 		unsigned nio = 0;
 		int n;
 
+		r = prep_error(prep); /* a buffer cannot be had: the load fails now */
+		if (r < 0)
+			break;
 		while (next + nio < rv->n && nio < ARRAY_SIZE(ios)) {
 			const struct range *g = &rv->r[next + nio];
 
+			/* its buffer is being allocated: read what can be read meanwhile, wait
+			 * only when nothing else is in flight */
+			r = prep_ready(prep, g->buf, inflight == 0 && nio == 0);
+			if (r == -EAGAIN) {
+				r = 0;
+				break;
+			}
+			if (r < 0)
+				break;
 			memset(&ios[nio], 0, sizeof(ios[nio]));
 			ios[nio].op = DMAIO_OP_READ;
 			ios[nio].flags = o->rw_flags;
@@ -329,6 +469,8 @@ static int run_ranges(struct dmaio_model *m, const struct dmaio_load_opts *o,
 			ios[nio].user_data = next + nio;
 			nio++;
 		}
+		if (r < 0)
+			break;
 		if (nio > 0) {
 			n = dmaio_submit(q, ios, nio);
 			if (n < 0 && n != -EAGAIN) {
@@ -406,6 +548,7 @@ DMAIO_EXPORT int dmaio_model_load(struct dmaio_model *model, const struct dmaio_
 	static const struct dmaio_load_opts defaults;
 	const struct dmaio_load_opts *o = opts ? opts : &defaults;
 	struct range_vec rv = { 0 };
+	struct prep prep = { 0 };
 	struct dmaio_load *l;
 	uint64_t *sizes = NULL, total = 0, t0 = now_ns(), before[DMAIO_PATH_SLOTS] = { 0 };
 	unsigned nbufs = 0;
@@ -455,17 +598,20 @@ DMAIO_EXPORT int dmaio_model_load(struct dmaio_model *model, const struct dmaio_
 		l->nbufs = b + 1;
 		l->st.buffer_bytes += sizes[b];
 	}
-	for (unsigned b = 0; b < nbufs && !o->bufs; b++) {
-		r = dmaio_alloc(model->ctx, o->heap, (size_t)sizes[b], o->alloc_flags, &l->bufs[b]);
-		if (r < 0)
-			goto fail;
-		l->nbufs = b + 1;
-		l->st.buffer_bytes += sizes[b];
-	}
 	l->st.buffers = nbufs;
 	for (size_t i = 0; i < rv.n; i++)
 		total += rv.r[i].len;
-	r = run_ranges(model, o, l, &rv, total);
+	prep.m = model;
+	prep.o = o;
+	prep.l = l;
+	prep.sizes = sizes;
+	prep.nbufs = nbufs;
+	r = prep_start(&prep);
+	if (r == 0)
+		r = run_ranges(model, o, l, &rv, total, &prep);
+	prep_finish(&prep);
+	l->st.alloc_ns = prep.alloc_ns;
+	l->st.alloc_wait_ns = prep.wait_ns;
 	if (r < 0)
 		goto fail;
 	for (unsigned b = 0; b < l->nbufs; b++) {
