@@ -422,12 +422,8 @@ int main(int argc, char **argv)
 	report_cfg_num(&rep, "files", "%d", c.nfds);
 	if (fmt == FMT_TEXT)
 		output_text_info(stdout, &rep);
-	/* Every variant starts where the one before it freed its destination, so the memory of
-	 * lib:load and base:fresh-memory is, as on any machine that has run for a while, memory the
-	 * kernel had before. The first variant gets the same from this warm-up. (On a virtual machine
-	 * with free page reporting, e.g. page_reporting_order on the command line, memory left free
-	 * for about 2 s is handed back to the host, and its next first touch costs a fault in the
-	 * host: up to 2.7 s/GiB measured on the host of bench/RESULTS.md.) */
+	/* Every variant starts after the one before it freed its destination (memory of the same
+	 * size the kernel had just had back); the first variant gets the same from this warm-up. */
 	{
 		size_t wl = (size_t)widened_total(&c);
 		void *w = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
