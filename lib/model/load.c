@@ -327,7 +327,7 @@ static void *prep_main(void *arg)
 	return NULL;
 }
 
-/* Start allocating. Without a thread (the caller's buffers, none to allocate, or no thread to be
+/* Start allocating. Without a thread (one buffer: nothing to overlap with; or no thread to be
  * had) the buffers are allocated here, before any read. */
 static int prep_start(struct prep *p)
 {
@@ -339,6 +339,10 @@ static int prep_start(struct prep *p)
 	if (p->o->bufs || p->nbufs == 0) {
 		p->ready = p->nbufs;
 		return 0;
+	}
+	if (p->nbufs == 1) {
+		prep_main(p);
+		return p->err;
 	}
 	/* the thread takes no signal of the application's */
 	sigfillset(&all);
