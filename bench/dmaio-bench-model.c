@@ -420,8 +420,6 @@ int main(int argc, char **argv)
 	report_cfg_str(&rep, "heap", "%s", c.heap ? c.heap : "default");
 	report_cfg_num(&rep, "tensors", "%d", c.n);
 	report_cfg_num(&rep, "files", "%d", c.nfds);
-	if (fmt == FMT_TEXT)
-		output_text_info(stdout, &rep);
 	/* Every variant starts after the one before it freed its destination (memory of the same
 	 * size the kernel had just had back); the first variant gets the same from this warm-up. */
 	{
@@ -429,10 +427,22 @@ int main(int argc, char **argv)
 		void *w = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (w != MAP_FAILED) {
+			uint64_t t0 = now_ns();
+
 			memset(w, 0, wl);
+			t0 = now_ns() - t0;
 			munmap(w, wl);
+			/* what a first touch from user space costs on this machine (the destinations
+			 * of base, read, mmap+memcpy and lib:load-into pay it before their clocks
+			 * start; new memory that the kernel pins is faulted in by the kernel) */
+			report_info(&rep, "warm-up: memset of %.0f MiB of new anonymous memory: %.2f s (%.2f s/GiB)",
+				    (double)wl / 1048576, (double)t0 / 1e9,
+				    (double)t0 / 1e9 / ((double)wl / (double)GIB));
+			report_cfg_num(&rep, "first_touch_s_per_gib", "%.3f", (double)t0 / 1e9 / ((double)wl / (double)GIB));
 		}
 	}
+	if (fmt == FMT_TEXT)
+		output_text_info(stdout, &rep);
 	for (int run = 0; run < runs; run++) {
 		for (int k = 0; k < NVAR; k++) {
 			int v = (k + run) % NVAR; /* rotate the order run by run */
