@@ -328,9 +328,9 @@ struct dmaio_load_stats {
 	uint64_t buffer_bytes;   /**< their sizes, summed */
 	uint64_t ns;             /**< wall time of dmaio_model_load() */
 	uint64_t fallbacks;      /**< path fallbacks of the ranges */
-	uint64_t alloc_ns;       /**< time spent allocating the new buffers (a thread of the load
-				      allocates them while earlier ones are read; 0 with
-				      dmaio_load_opts.bufs) */
+	uint64_t alloc_ns;       /**< time spent allocating the new buffers, and faulting in those
+				      of memfd-backed providers (a thread of the load does it while
+				      earlier ones are read; 0 with dmaio_load_opts.bufs) */
 	uint64_t alloc_wait_ns;  /**< of it, the time reading waited for a buffer */
 	uint64_t reserved[4];    /**< zero */
 	uint64_t path_bytes[DMAIO_PATH_SLOTS]; /**< bytes moved by each path (index ::dmaio_path) */
@@ -342,8 +342,10 @@ struct dmaio_load_stats {
  *
  * The whole plan (buffer sizes, each tensor's place) is made first. New buffers are then
  * allocated in plan order by a thread of the call (its signals blocked) while the tensors of the
- * buffers before are read, so the kernel's work on new memory overlaps with the transfers
- * (dmaio_load_stats.alloc_ns / alloc_wait_ns). Every tensor (or data section) is read
+ * buffers before are read, and those of memfd-backed providers ("memfd", "udmabuf*"), after the
+ * first, are faulted in there (MADV_POPULATE_WRITE, 5.14+), so the kernel's work on new memory
+ * overlaps with the transfers (dmaio_load_stats.alloc_ns / alloc_wait_ns). Such buffers come
+ * back mapped (dmaio_map() returns that mapping). Every tensor (or data section) is read
  * with dmaio_submit() through registered files of the shards; tensors adjacent in the file and in
  * a buffer are read as one range, ranges longer than ::DMAIO_LOAD_RANGE_MAX are split. Memory:
  * the buffers, plus bookkeeping of about 100 bytes per tensor, plus what the queue holds (at

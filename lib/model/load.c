@@ -3,8 +3,8 @@
  * Loading tensors into buffers: the plan (buffers and each tensor's place), then every range
  * through one queue (registered files of the shards), with progress, cancellation and optional
  * page-cache dropping. New buffers are allocated by a preparing thread, in plan order, while the
- * queue reads into the ones before: the kernel's zeroing of new memory and the page-table work
- * of its first pinning overlap with the device's transfers instead of preceding them.
+ * queue reads into the ones before, and (memfd-backed ones) faulted in there: the kernel's work
+ * on new memory overlaps with the device's transfers instead of preceding them.
  * Public API of dmaio.h only.
  */
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "../dmaio-types.h"
@@ -293,6 +294,26 @@ fail:
 	return r;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Fault a new buffer's mapping in, writable, without writing it (MADV_POPULATE_WRITE), so that
+ * the pinning at its first direct read finds its pages in place. Only for buffers whose mapping
+ * is what direct I/O pins: the memfd behind "memfd" and "udmabuf*" buffers (a dma-buf's own
+ * mapping is not: the kernel paths never touch it). The buffer stays mapped, as after any
+ * transfer through that memfd. Best effort: an older kernel leaves the work to the pinning. */
+static void prefault(struct dmaio_buf *b)
+{
+	const char *prov = dmaio_buf_provider(b);
+	void *p;
+
+	if (!prov || (strcmp(prov, "memfd") != 0 && strncmp(prov, "udmabuf", 7) != 0))
+		return;
+	if (dmaio_map(b, &p) == 0)
+		(void)madvise(p, dmaio_buf_size(b), MADV_POPULATE_WRITE);
+}
+
 static void *prep_main(void *arg)
 {
 	struct prep *p = arg;
@@ -309,6 +330,10 @@ static void *prep_main(void *arg)
 		if (stop)
 			break;
 		r = dmaio_alloc(p->m->ctx, p->o->heap, (size_t)p->sizes[b], p->o->alloc_flags, &buf);
+		/* buffer 0 is waited for: reading it pins its pages sooner than this would. The
+		 * others are prefaulted here, on this thread, while the ones before are read. */
+		if (r == 0 && b > 0)
+			prefault(buf);
 		pthread_mutex_lock(&p->lock);
 		p->alloc_ns += now_ns() - t0;
 		if (r < 0) {
