@@ -1252,6 +1252,19 @@ static int write_big_gguf(uint64_t *bytes)
 	return write_gguf(3, 4096, ts, (size_t)BIG_N, false, SEED_FILE, NULL);
 }
 
+/* the model of write_big_gguf() (fd closed), with the context's cached device fds (heaps,
+ * udmabuf, DRM) opened by its probes, as PACKED does when it asks for the provider's limit:
+ * before a test counts fds */
+static void open_big(int fd, struct dmaio_model **m)
+{
+	struct dmaio_sys_info si;
+
+	assert_int_equal(open_one(fd, m), 0);
+	close(fd);
+	assert_int_equal(dmaio_probe_system(ctx, &si), 0);
+	assert_true(dmaio_probe_heaps(ctx, NULL, 0) >= 0);
+}
+
 static void test_cancel(void **state)
 {
 	uint64_t bytes;
@@ -1261,16 +1274,7 @@ static void test_cancel(void **state)
 	volatile int flag = 1;
 
 	(void)state;
-	assert_int_equal(open_one(fd, &m), 0);
-	close(fd);
-	/* the context's cached device fds (heaps, udmabuf, DRM) are opened by its probes once, e.g.
-	 * when PACKED asks for the provider's limit: before counting */
-	{
-		struct dmaio_sys_info si;
-
-		assert_int_equal(dmaio_probe_system(ctx, &si), 0);
-		assert_true(dmaio_probe_heaps(ctx, NULL, 0) >= 0);
-	}
+	open_big(fd, &m);
 	fds0 = test_count_fds();
 	for (int mode = 0; mode < 3; mode++) {
 		struct cancel_state cs = { 0, 1, 0, 0, true };
@@ -1357,14 +1361,7 @@ static void test_alloc_fault(void **state)
 	int fds0;
 
 	(void)state;
-	assert_int_equal(open_one(fd, &m), 0);
-	close(fd);
-	{
-		struct dmaio_sys_info si;
-
-		assert_int_equal(dmaio_probe_system(ctx, &si), 0);
-		assert_true(dmaio_probe_heaps(ctx, NULL, 0) >= 0);
-	}
+	open_big(fd, &m);
 	memset(&o, 0, sizeof(o));
 	o.mode = DMAIO_LOAD_PACKED;
 	o.heap = args.heap_name;
