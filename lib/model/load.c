@@ -330,8 +330,9 @@ static void *prep_main(void *arg)
 		if (stop)
 			break;
 		r = dmaio_alloc(p->m->ctx, p->o->heap, (size_t)p->sizes[b], p->o->alloc_flags, &buf);
-		/* buffer 0 is waited for: reading it pins its pages sooner than this would. The
-		 * others are prefaulted here, on this thread, while the ones before are read. */
+		/* buffer 0 is waited for: faulting it in here would only delay its first read (its
+		 * pinning does that work). The others are faulted in here while the ones before
+		 * are read. */
 		if (r == 0 && b > 0)
 			prefault(buf);
 		pthread_mutex_lock(&p->lock);
