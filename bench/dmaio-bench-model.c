@@ -248,7 +248,7 @@ struct dest {
 	size_t anon_len;
 };
 
-static void dest_make(const struct model_ctx *c, int v, struct dest *d, char *prov, size_t plen)
+static void dest_make(const struct model_ctx *c, int v, struct dest *d)
 {
 	size_t len;
 	int r;
@@ -270,7 +270,6 @@ static void dest_make(const struct model_ctx *c, int v, struct dest *d, char *pr
 		r = dmaio_map(d->buf, (void **)&d->map);
 	if (r < 0)
 		die("%s buffer of %zu bytes: %s", c->heap ? c->heap : "default", len, strerror(-r));
-	snprintf(prov, plen, "%s", dmaio_buf_provider(d->buf));
 	dmaio_sync_begin(d->buf, DMAIO_SYNC_WRITE);
 	memset(d->map, 0, len);
 	dmaio_sync_end(d->buf, DMAIO_SYNC_WRITE);
@@ -454,7 +453,7 @@ int main(int argc, char **argv)
 			uint64_t t0, t1;
 			int r = 0;
 
-			dest_make(&c, v, &d, prov, sizeof(prov));
+			dest_make(&c, v, &d);
 			resid[v][run] = make_cold(c.fds, c.lens, c.nfds, &c.resid_how);
 			reset_hwm();
 			rss0 = proc_status_kib("VmRSS");
