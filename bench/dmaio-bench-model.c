@@ -31,8 +31,11 @@
  * buffers are allocated inside, so on memfd they are part of that growth. The target verdicts:
  * bench/verdict.py on the --csv or --json file.
  *
- *   dmaio-bench-model [--heap H] [--runs N] [--depth N] [--no-verify] [--format F]
- *                     [--csv FILE] [--json FILE] FILE...
+ *   dmaio-bench-model [--heap H] [--runs N] [--depth N] [--lib-depth N] [--variants LIST]
+ *                     [--no-verify] [--format F] [--csv FILE] [--json FILE] FILE...
+ *
+ * --depth sets the baselines' requests in flight and, unless --lib-depth is given, the load's
+ * queue depth (dmaio_load_opts.depth); --variants runs a subset (base always).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,7 +87,8 @@ struct model_ctx {
 	int nfds;
 	uint64_t total;
 	const char *heap;
-	unsigned depth;
+	unsigned depth;          /* the baseline's requests in flight */
+	unsigned lib_depth;      /* dmaio_load_opts.depth of lib:load and lib:load-into */
 	struct breq *reqs;      /* the baseline's requests */
 	size_t nreqs;
 	const char *resid_how;
@@ -194,7 +198,7 @@ static int run_lib(const struct model_ctx *c, struct dmaio_buf *const *into, str
 		o.nbufs = 1;
 	}
 	o.heap = c->heap;
-	o.depth = c->depth;
+	o.depth = c->lib_depth;
 	o.flags = DMAIO_LOAD_DROP_CACHE;
 	r = dmaio_model_load(c->m, &o, l);
 	if (r == 0)
@@ -299,8 +303,10 @@ static void dest_free(int v, struct dest *d)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [--heap H] [--runs N] [--depth N] [--no-verify] [--format text|csv|json]\n"
-		   "       [--csv FILE] [--json FILE] FILE...\n"
+	fprintf(f, "usage: " PROG " [--heap H] [--runs N] [--depth N] [--lib-depth N] [--variants LIST]\n"
+		   "       [--no-verify] [--format text|csv|json] [--csv FILE] [--json FILE] FILE...\n"
+		   "--depth: the baselines' requests in flight and, unless --lib-depth, the load's queue depth.\n"
+		   "--variants: a comma-separated subset of base, load, read, mmap, fresh, into (default all).\n"
 		   "The target verdicts: bench/verdict.py FILE.csv (or FILE.json: with run-by-run ratios).\n");
 }
 
@@ -321,17 +327,20 @@ static const char *paths_str(const uint64_t *pb, char *out, size_t len)
 
 int main(int argc, char **argv)
 {
-	enum { O_CSV = 256, O_JSON, O_FORMAT };
+	enum { O_CSV = 256, O_JSON, O_FORMAT, O_LIB_DEPTH, O_VARIANTS };
+	static const char *const vshort[NVAR] = { "base", "load", "read", "mmap", "fresh", "into" };
 	static const struct option lopts[] = {
 		{ "heap", required_argument, 0, 'H' }, { "runs", required_argument, 0, 'r' },
 		{ "depth", required_argument, 0, 'd' }, { "no-verify", no_argument, 0, 'n' },
 		{ "csv", required_argument, 0, O_CSV }, { "json", required_argument, 0, O_JSON },
 		{ "format", required_argument, 0, O_FORMAT }, { "help", no_argument, 0, 'h' },
+		{ "lib-depth", required_argument, 0, O_LIB_DEPTH },
+		{ "variants", required_argument, 0, O_VARIANTS },
 		{ 0, 0, 0, 0 },
 	};
 	struct model_ctx c = { .heap = NULL, .depth = 32 };
 	int runs = 3, ch, rc = 0, sec;
-	bool do_verify = true;
+	bool do_verify = true, want[NVAR] = { true, true, true, true, true, true };
 	const char *csv = NULL, *json = NULL;
 	enum format fmt = FMT_TEXT;
 	double mbps[NVAR][MAX_RUNS], cpu[NVAR][MAX_RUNS], rss[NVAR][MAX_RUNS], ms[NVAR][MAX_RUNS],
@@ -356,6 +365,38 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case O_LIB_DEPTH:
+			c.lib_depth = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || c.lib_depth < 1 || c.lib_depth > DMAIO_QUEUE_DEPTH_MAX) {
+				fprintf(stderr, PROG ": --lib-depth takes 1..%u\n", DMAIO_QUEUE_DEPTH_MAX);
+				return 2;
+			}
+			break;
+		case O_VARIANTS: {
+			char *list = strdup(optarg), *save = NULL;
+
+			if (!list)
+				die("out of memory");
+			for (int v = 0; v < NVAR; v++)
+				want[v] = false;
+			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				int v = 0;
+
+				while (v < NVAR && strcmp(t, vshort[v]) && strcmp(t, vname[v]))
+					v++;
+				if (v == NVAR) {
+					fprintf(stderr, PROG ": --variants: unknown variant '%s'\n", t);
+					return 2;
+				}
+				want[v] = true;
+			}
+			free(list);
+			if (!want[V_BASE]) {
+				fprintf(stderr, PROG ": --variants: base is the reference of every ratio\n");
+				return 2;
+			}
+			break;
+		}
 		case 'n': do_verify = false; break;
 		case O_CSV: csv = optarg; break;
 		case O_JSON: json = optarg; break;
@@ -379,6 +420,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": FILE... and 1 <= --runs <= %d\n", MAX_RUNS);
 		return 2;
 	}
+	if (!c.lib_depth)
+		c.lib_depth = c.depth;
 	c.nfds = argc - optind;
 	c.fds = xcalloc((size_t)c.nfds, sizeof(int));
 	c.dfds = xcalloc((size_t)c.nfds, sizeof(int));
@@ -453,6 +496,9 @@ int main(int argc, char **argv)
 			uint64_t t0, t1;
 			int r = 0;
 
+			if (!want[v])
+				continue;
+
 			dest_make(&c, v, &d);
 			resid[v][run] = make_cold(c.fds, c.lens, c.nfds, &c.resid_how);
 			reset_hwm();
@@ -504,8 +550,12 @@ int main(int argc, char **argv)
 
 	sec = report_section(&rep, "model");
 	for (int v = 0; v < NVAR; v++) {
-		struct row *w = report_row(&rep, sec, "model");
+		struct row *w;
 		double base = median(mbps[V_BASE], runs);
+
+		if (!want[v])
+			continue;
+		w = report_row(&rep, sec, "model");
 
 		row_str(w, COL_PROVIDER, "%s", v == V_BASE || v == V_FRESH ? "anonymous" : prov);
 		row_u64(w, COL_SIZE, c.total);
@@ -517,7 +567,7 @@ int main(int argc, char **argv)
 		row_u64(w, COL_COUNT, (uint64_t)c.n);
 		row_residency(w, runs, resid[v], c.resid_how);
 		w->extra = median(rss[v], runs);
-		w->depth = v == V_READ || v == V_MMAP ? 1 : c.depth;
+		w->depth = v == V_READ || v == V_MMAP ? 1 : v == V_LOAD || v == V_INTO ? c.lib_depth : c.depth;
 		if (v == V_LOAD || v == V_INTO) {
 			row_paths(w, path_bytes[v], 0, 0);
 			row_str(w, COL_PATH, "%s", row_main_path(w) ? row_main_path(w) : "-");
@@ -525,8 +575,10 @@ int main(int argc, char **argv)
 			row_str(w, COL_PATH, "%s", v == V_READ ? "pread" : v == V_MMAP ? "mmap+memcpy" : "uring O_DIRECT");
 		}
 	}
-	report_trailer(&rep, "lib:load paths:%s", paths_str(path_bytes[V_LOAD], pbuf, sizeof(pbuf)));
-	report_trailer(&rep, "lib:load-into paths:%s", paths_str(path_bytes[V_INTO], pbuf, sizeof(pbuf)));
+	if (want[V_LOAD])
+		report_trailer(&rep, "lib:load paths:%s", paths_str(path_bytes[V_LOAD], pbuf, sizeof(pbuf)));
+	if (want[V_INTO])
+		report_trailer(&rep, "lib:load-into paths:%s", paths_str(path_bytes[V_INTO], pbuf, sizeof(pbuf)));
 	report_trailer(&rep, "target verdicts (lib:load, lib:load-into >= 0.90x base): bench/verdict.py %s",
 		       csv ? csv : json ? json : "FILE (the --csv or --json file of this run)");
 	if (fmt == FMT_TEXT)

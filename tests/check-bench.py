@@ -370,6 +370,24 @@ if model_bench and os.access(load, os.X_OK):
         check("model: verdict.py judges lib:load and lib:load-into",
               rc == 0 and tag(vo, "lib:load >= 0.90x base") in ("MET", "MISSED") and
               tag(vo, "lib:load-into >= 0.90x base") in ("MET", "MISSED"), vo)
+    # a subset of the variants, the load at its own depth
+    mj2 = os.path.join(tmp, "m2.json")
+    r = run([model_bench, "--heap", "memfd", "--runs", "1", "--variants", "base,into", "--lib-depth", "64",
+             "--depth", "8", "--json", mj2] + shards)
+    try:
+        with open(mj2) as f:
+            md2 = json.load(f)
+    except (OSError, ValueError):
+        md2 = None
+    got = [(x["method"], x.get("queue_depth")) for x in md2["results"]] if md2 else None
+    check("model: --variants base,into --lib-depth 64 --depth 8: two rows at their depths",
+          r.returncode == 0 and got == [("base:uring-direct", 8), ("lib:load-into", 64)], (r.returncode, got))
+    r = run([model_bench, "--variants", "base,nosuch"] + shards)
+    check("model: --variants with an unknown name: exit 2", r.returncode == 2 and b"nosuch" in r.stderr, r.returncode)
+    r = run([model_bench, "--variants", "load"] + shards)
+    check("model: --variants without base: exit 2", r.returncode == 2, r.returncode)
+    r = run([model_bench, "--lib-depth", "257"] + shards)
+    check("model: --lib-depth above DMAIO_QUEUE_DEPTH_MAX: exit 2", r.returncode == 2, r.returncode)
 else:
     print("# dmaio-bench-model or dmaio-load not built: the model bench not checked")
 
