@@ -454,10 +454,11 @@ int main(int argc, char **argv)
 		dmaio_free(pb);
 	}
 	report_info(&rep, "%s", rep.cmdline);
-	report_info(&rep, "model: %d tensors, %d files, %.1f MiB of tensors; heap %s (%s); depth %u; %d runs; cold "
-		    "(fdatasync + POSIX_FADV_DONTNEED, residency checked) before each variant", c.n, c.nfds,
-		    (double)c.total / 1048576, c.heap ? c.heap : "default", prov, c.depth, runs);
+	report_info(&rep, "model: %d tensors, %d files, %.1f MiB of tensors; heap %s (%s); depth %u (the load's %u); %d "
+		    "runs; cold (fdatasync + POSIX_FADV_DONTNEED, residency checked) before each variant", c.n,
+		    c.nfds, (double)c.total / 1048576, c.heap ? c.heap : "default", prov, c.depth, c.lib_depth, runs);
 	report_cfg_num(&rep, "runs", "%d", runs);
+	report_cfg_num(&rep, "lib_depth", "%u", c.lib_depth);
 	report_cfg_num(&rep, "depth", "%u", c.depth);
 	report_cfg_str(&rep, "heap", "%s", c.heap ? c.heap : "default");
 	report_cfg_num(&rep, "tensors", "%d", c.n);
