@@ -349,8 +349,8 @@ struct dmaio_load_stats {
  * with dmaio_submit() through registered files of the shards; tensors adjacent in the file and in
  * a buffer are read as one range, ranges longer than ::DMAIO_LOAD_RANGE_MAX are split. Memory:
  * the buffers, plus bookkeeping of about 100 bytes per tensor, plus what the queue holds (at
- * most @c depth chunks in flight, see dmaio_queue_new(); a chunk that is bounced takes at most
- * 2 MiB of the queue's bounce memory, so 64 MiB at the default depth 32); the model is never
+ * most @c depth chunks in flight, see dmaio_queue_new(); chunks that are bounced share the
+ * queue's 16 MiB of pinned bounce memory, whatever the depth, made on first use); the model is never
  * copied elsewhere. Measured peak RSS growth: bench/RESULTS.md, "Model loading".
  * On any failure or cancellation everything is freed (buffers, queue, registered files).
  * @param model the model.
