@@ -65,6 +65,8 @@
 enum { V_BASE, V_LOAD, V_READ, V_MMAP, V_FRESH, V_INTO };
 static const char *const vname[NVAR] = { "base:uring-direct", "lib:load", "read", "mmap+memcpy",
 					 "base:fresh-memory", "lib:load-into" };
+/* the names --variants takes besides vname */
+static const char *const vshort[NVAR] = { "base", "load", "read", "mmap", "fresh", "into" };
 
 static void reset_hwm(void)
 {
@@ -328,7 +330,6 @@ static const char *paths_str(const uint64_t *pb, char *out, size_t len)
 int main(int argc, char **argv)
 {
 	enum { O_CSV = 256, O_JSON, O_FORMAT, O_LIB_DEPTH, O_VARIANTS };
-	static const char *const vshort[NVAR] = { "base", "load", "read", "mmap", "fresh", "into" };
 	static const struct option lopts[] = {
 		{ "heap", required_argument, 0, 'H' }, { "runs", required_argument, 0, 'r' },
 		{ "depth", required_argument, 0, 'd' }, { "no-verify", no_argument, 0, 'n' },
@@ -499,7 +500,6 @@ int main(int argc, char **argv)
 
 			if (!want[v])
 				continue;
-
 			dest_make(&c, v, &d);
 			resid[v][run] = make_cold(c.fds, c.lens, c.nfds, &c.resid_how);
 			reset_hwm();
