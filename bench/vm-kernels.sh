@@ -11,6 +11,8 @@
 # .log (the harness and dmaio-bench's stderr); bench/vm-kernels-table.py turns them into the
 # table of bench/RESULTS.md. About 15-25 min.
 #   bench/vm-kernels.sh [BUILD_DIR] [KERNEL...]
+# --tcg-thread multi: one host thread per vCPU, as every result in bench/results was measured
+# (the tests run with one thread for both; tests/vm/README.md, "TCG and text patching").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -21,12 +23,12 @@ out=$root/bench/results
 mkdir -p "$out"
 for k in "${kernels[@]}"; do
 	echo "== $k: alloc, mmap" >&2
-	"$root/tests/vm/run" --kernel "$k" --build "$build" --no-build --memory 8192 --timeout 3600 \
+	"$root/tests/vm/run" --kernel "$k" --build "$build" --no-build --tcg-thread multi --memory 8192 --timeout 3600 \
 		-- "$build/bench/dmaio-bench" --dir /mnt/ext4 --heap system,udmabuf --tests alloc,mmap \
 		--runs 5 --format json >"$out/vm-kernels-$k-alloc-mmap.json" 2>"$out/vm-kernels-$k-alloc-mmap.log" ||
 		echo "== $k alloc/mmap failed, see $out/vm-kernels-$k-alloc-mmap.log" >&2
 	echo "== $k: paths on the raw NVMe namespace" >&2
-	"$root/tests/vm/run" --kernel "$k" --build "$build" --no-build --memory 8192 --timeout 3600 \
+	"$root/tests/vm/run" --kernel "$k" --build "$build" --no-build --tcg-thread multi --memory 8192 --timeout 3600 \
 		-- sh -c "exec '$build/bench/dmaio-bench' --device \"\$DMAIO_TEST_RAWDEV\" --heap system,udmabuf \
 		--sizes 256M --modes cold --runs 3 --tests io --format json" >"$out/vm-kernels-$k-paths.json" \
 		2>"$out/vm-kernels-$k-paths.log" ||
