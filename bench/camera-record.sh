@@ -36,4 +36,4 @@ for m in "${modes[@]}"; do
 	mx=$(for r in $(seq "$rounds"); do sed -n 's/^write latency:.*max \([0-9.]*\) ms.*/\1/p' "$tmp/$m.$r"; done | med)
 	printf '%-10s %14s %10s %10s %12s %12s %12s\n' "$m" "$cpu" "$mbs" "$drop" "$p50" "$p99" "$mx"
 done
-echo "(medians of $rounds rounds; queue = dmaio_submit/dmaio_reap, buffered = pwrite(), direct = pwrite(O_DIRECT) + buffered tail)"
+echo "(medians of $rounds rounds; queue = dmaio_queue_submit/dmaio_queue_reap, buffered = pwrite(), direct = pwrite(O_DIRECT) + buffered tail)"

@@ -33,6 +33,10 @@
  *
  *   dmaio-bench-model [--heap H] [--runs N] [--depth N] [--lib-depth N] [--variants LIST]
  *                     [--no-verify] [--format F] [--csv FILE] [--json FILE] FILE...
+ *   dmaio-bench-model --version
+ *
+ * --heap H: the buffers' provider (dmaio_alloc_opts.providers, a list of one); without it the
+ * library's order.
  *
  * --depth sets the baselines' requests in flight and, unless --lib-depth is given, the load's
  * queue depth (dmaio_load_opts.depth); --variants runs a subset (base always).
@@ -88,7 +92,9 @@ struct model_ctx {
 	uint64_t *lens;         /* the files' sizes (make_cold) */
 	int nfds;
 	uint64_t total;
-	const char *heap;
+	const char *heap;        /* --heap, or NULL: the library's order */
+	const char *providers[2]; /* { heap, NULL } */
+	struct dmaio_alloc_opts ao; /* the buffers' options: providers when --heap */
 	unsigned depth;          /* the baseline's requests in flight */
 	unsigned lib_depth;      /* dmaio_load_opts.depth of lib:load and lib:load-into */
 	struct breq *reqs;      /* the baseline's requests */
@@ -101,8 +107,8 @@ static uint64_t widened_total(const struct model_ctx *c)
 	uint64_t s = 0;
 
 	for (int i = 0; i < c->n; i++)
-		if (c->ti[i].size)
-			s += ((c->ti[i].offset + c->ti[i].size + 4095) & ~4095ull) - (c->ti[i].offset & ~4095ull);
+		if (c->ti[i].nbytes)
+			s += ((c->ti[i].offset + c->ti[i].nbytes + 4095) & ~4095ull) - (c->ti[i].offset & ~4095ull);
 	return s;
 }
 
@@ -114,13 +120,13 @@ static void plan_base(struct model_ctx *c)
 	size_t cap = 0;
 
 	for (int i = 0; i < c->n; i++)
-		cap += (size_t)(c->ti[i].size / PIECE + 2);
+		cap += (size_t)(c->ti[i].nbytes / PIECE + 2);
 	c->reqs = xcalloc(cap, sizeof(*c->reqs));
 	for (int i = 0; i < c->n; i++) {
 		const struct dmaio_tensor_info *t = &c->ti[i];
-		uint64_t b = t->offset & ~4095ull, e = (t->offset + t->size + 4095) & ~4095ull, off;
+		uint64_t b = t->offset & ~4095ull, e = (t->offset + t->nbytes + 4095) & ~4095ull, off;
 
-		if (!t->size)
+		if (!t->nbytes)
 			continue;
 		for (off = b; off < e; off += PIECE) {
 			struct breq *q = &c->reqs[c->nreqs++];
@@ -153,13 +159,13 @@ static int run_read(const struct model_ctx *c, unsigned char *dst)
 	uint64_t at = 0;
 
 	for (int i = 0; i < c->n; i++) {
-		ssize_t r = full_pread(c->fds[c->ti[i].file], dst + at, (size_t)c->ti[i].size, c->ti[i].offset);
+		ssize_t r = full_pread(c->fds[c->ti[i].file], dst + at, (size_t)c->ti[i].nbytes, c->ti[i].offset);
 
 		if (r < 0)
 			return (int)r;
-		if ((uint64_t)r != c->ti[i].size)
+		if ((uint64_t)r != c->ti[i].nbytes)
 			return -ENODATA;
-		at += c->ti[i].size;
+		at += c->ti[i].nbytes;
 	}
 	return 0;
 }
@@ -179,30 +185,47 @@ static int run_mmap(const struct model_ctx *c, unsigned char *dst)
 			return -errno;
 	}
 	for (int i = 0; i < c->n; i++) {
-		memcpy(dst + at, (char *)maps[c->ti[i].file] + c->ti[i].offset, (size_t)c->ti[i].size);
-		at += c->ti[i].size;
+		memcpy(dst + at, (char *)maps[c->ti[i].file] + c->ti[i].offset, (size_t)c->ti[i].nbytes);
+		at += c->ti[i].nbytes;
 	}
 	for (int f = 0; f < c->nfds; f++)
 		munmap(maps[f], lens[f]);
 	return 0;
 }
 
-static int run_lib(const struct model_ctx *c, struct dmaio_buf *const *into, struct dmaio_load **l,
-		   struct dmaio_load_stats *st)
+/* a --heap buffer (the library's order without --heap); why it failed in @why */
+static int heap_alloc(const struct model_ctx *c, size_t len, struct dmaio_buf **buf,
+		      struct dmaio_reason *why)
 {
-	struct dmaio_load_opts o;
+	return dmaio_buf_alloc(NULL, len, &c->ao, buf, why);
+}
+
+/* buffer @b of a load (NULL past its count) */
+static struct dmaio_buf *lbuf(const struct dmaio_load *l, int b)
+{
+	struct dmaio_buf *buf = NULL;
+
+	if (dmaio_load_get_buf(l, (uint32_t)b, &buf) < 0)
+		return NULL;
+	return buf;
+}
+
+static int run_lib(const struct model_ctx *c, struct dmaio_buf *const *into, struct dmaio_load **l,
+		   struct dmaio_load_stats *st, struct dmaio_reason *why)
+{
+	struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
 	int r;
 
-	memset(&o, 0, sizeof(o));
 	o.mode = DMAIO_LOAD_PACKED;
 	if (into) {
 		o.bufs = into;
 		o.nbufs = 1;
+	} else {
+		o.alloc = &c->ao; /* the caller's buffers need none */
 	}
-	o.heap = c->heap;
 	o.depth = c->lib_depth;
 	o.flags = DMAIO_LOAD_DROP_CACHE;
-	r = dmaio_model_load(c->m, &o, l);
+	r = dmaio_model_load(c->m, &o, l, why);
 	if (r == 0)
 		dmaio_load_get_stats(*l, st);
 	return r;
@@ -216,31 +239,31 @@ static int verify_lib(const struct model_ctx *c, struct dmaio_load *l)
 	int bad = 0;
 
 	for (int i = 0; i < c->n; i++)
-		biggest = c->ti[i].size > biggest ? c->ti[i].size : biggest;
+		biggest = c->ti[i].nbytes > biggest ? c->ti[i].nbytes : biggest;
 	ref = xcalloc(1, (size_t)biggest + 1);
 	for (int b = 0; b < dmaio_load_buf_count(l); b++) {
 		void *p;
 
-		if (dmaio_map(dmaio_load_buf(l, (unsigned)b), &p) < 0) {
+		if (dmaio_buf_map(lbuf(l, b), &p) < 0) {
 			free(ref);
 			return -1;
 		}
-		dmaio_sync_begin(dmaio_load_buf(l, (unsigned)b), DMAIO_SYNC_READ);
+		dmaio_buf_sync_begin(lbuf(l, b), DMAIO_SYNC_READ);
 	}
 	for (int i = 0; i < c->n; i++) {
-		struct dmaio_tensor_place pl;
+		struct dmaio_tensor_place pl = { .struct_size = sizeof(struct dmaio_tensor_place) };
 		void *p;
 		ssize_t r;
 
-		if (dmaio_load_tensor(l, (unsigned)i, &pl) != 0 || !pl.buf)
+		if (dmaio_load_get_tensor(l, (unsigned)i, &pl) != 0 || !pl.buf)
 			continue;
-		r = full_pread(c->fds[c->ti[i].file], ref, (size_t)pl.size, c->ti[i].offset);
-		if (r != (ssize_t)pl.size || dmaio_map(pl.buf, &p) != 0 ||
-		    memcmp((char *)p + pl.offset, ref, (size_t)pl.size) != 0)
+		r = full_pread(c->fds[c->ti[i].file], ref, (size_t)pl.nbytes, c->ti[i].offset);
+		if (r != (ssize_t)pl.nbytes || dmaio_buf_map(pl.buf, &p) != 0 ||
+		    memcmp((char *)p + pl.offset, ref, (size_t)pl.nbytes) != 0)
 			bad++;
 	}
 	for (int b = 0; b < dmaio_load_buf_count(l); b++)
-		dmaio_sync_end(dmaio_load_buf(l, (unsigned)b), DMAIO_SYNC_READ);
+		dmaio_buf_sync_end(lbuf(l, b), DMAIO_SYNC_READ);
 	free(ref);
 	return bad;
 }
@@ -256,6 +279,7 @@ struct dest {
 
 static void dest_make(const struct model_ctx *c, int v, struct dest *d)
 {
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
 	size_t len;
 	int r;
 
@@ -271,34 +295,37 @@ static void dest_make(const struct model_ctx *c, int v, struct dest *d)
 		return;
 	/* lib:load-into: room for every tensor at its file phase */
 	len = v == V_INTO ? (size_t)widened_total(c) + 4096 : (size_t)c->total;
-	r = dmaio_alloc(NULL, c->heap, len, 0, &d->buf);
-	if (r == 0)
-		r = dmaio_map(d->buf, (void **)&d->map);
+	r = heap_alloc(c, len, &d->buf, &why);
 	if (r < 0)
-		die("%s buffer of %zu bytes: %s", c->heap ? c->heap : "default", len, strerror(-r));
-	dmaio_sync_begin(d->buf, DMAIO_SYNC_WRITE);
+		die("%s buffer of %zu bytes: %s", c->heap ? c->heap : "default", len,
+		    why.text[0] ? why.text : strerror(-r));
+	r = dmaio_buf_map(d->buf, (void **)&d->map);
+	if (r < 0)
+		die("%s buffer of %zu bytes: mapping it: %s", c->heap ? c->heap : "default", len,
+		    strerror(-r));
+	dmaio_buf_sync_begin(d->buf, DMAIO_SYNC_WRITE);
 	memset(d->map, 0, len);
-	dmaio_sync_end(d->buf, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_end(d->buf, DMAIO_SYNC_WRITE);
 	if (v == V_INTO) {
 		/* loaded into once: its registration with the ring is made, as for any buffer a
 		 * process keeps */
 		struct dmaio_load *l = NULL;
-		struct dmaio_load_stats st;
+		struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
 
-		r = run_lib(c, &d->buf, &l, &st);
+		r = run_lib(c, &d->buf, &l, &st, &why);
 		if (r < 0)
-			die("lib:load-into buffer: %s", strerror(-r));
+			die("lib:load-into buffer: %s", why.text[0] ? why.text : strerror(-r));
 		dmaio_load_free(l);
 	} else {
-		dmaio_sync_begin(d->buf, DMAIO_SYNC_WRITE);
+		dmaio_buf_sync_begin(d->buf, DMAIO_SYNC_WRITE);
 	}
 }
 
 static void dest_free(int v, struct dest *d)
 {
 	if (d->buf && v != V_INTO)
-		dmaio_sync_end(d->buf, DMAIO_SYNC_WRITE);
-	dmaio_free(d->buf);
+		dmaio_buf_sync_end(d->buf, DMAIO_SYNC_WRITE);
+	dmaio_buf_free(d->buf);
 	free(d->anon);
 	memset(d, 0, sizeof(*d));
 }
@@ -307,6 +334,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " [--heap H] [--runs N] [--depth N] [--lib-depth N] [--variants LIST]\n"
 		   "       [--no-verify] [--format text|csv|json] [--csv FILE] [--json FILE] FILE...\n"
+		   "       " PROG " --version   (the version of " PROG " and of the libdmaio it runs with)\n"
+		   "--heap: the buffers' provider (a dma-heap name, udmabuf, udmabuf-huge, drm, memfd);\n"
+		   "default: the library's order.\n"
 		   "--depth: the baselines' requests in flight and, unless --lib-depth, the load's queue depth.\n"
 		   "--variants: a comma-separated subset of base, load, read, mmap, fresh, into (default all).\n"
 		   "The target verdicts: bench/verdict.py FILE.csv (or FILE.json: with run-by-run ratios).\n");
@@ -318,9 +348,9 @@ static const char *paths_str(const uint64_t *pb, char *out, size_t len)
 	size_t l = 0;
 
 	out[0] = '\0';
-	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
+	for (uint32_t p = 0; p < DMAIO_PATH_SLOTS; p++)
 		pt += pb[p];
-	for (int p = 0; p < DMAIO_PATH_SLOTS && l < len; p++)
+	for (uint32_t p = 0; p < DMAIO_PATH_SLOTS && l < len; p++)
 		if (pb[p] && dmaio_path_name(p))
 			l += (size_t)snprintf(out + l, len - l, " %s %.1f%%", dmaio_path_name(p),
 					      100.0 * (double)pb[p] / (double)pt);
@@ -329,7 +359,7 @@ static const char *paths_str(const uint64_t *pb, char *out, size_t len)
 
 int main(int argc, char **argv)
 {
-	enum { O_CSV = 256, O_JSON, O_FORMAT, O_LIB_DEPTH, O_VARIANTS };
+	enum { O_CSV = 256, O_JSON, O_FORMAT, O_LIB_DEPTH, O_VARIANTS, O_VERSION };
 	static const struct option lopts[] = {
 		{ "heap", required_argument, 0, 'H' }, { "runs", required_argument, 0, 'r' },
 		{ "depth", required_argument, 0, 'd' }, { "no-verify", no_argument, 0, 'n' },
@@ -337,9 +367,12 @@ int main(int argc, char **argv)
 		{ "format", required_argument, 0, O_FORMAT }, { "help", no_argument, 0, 'h' },
 		{ "lib-depth", required_argument, 0, O_LIB_DEPTH },
 		{ "variants", required_argument, 0, O_VARIANTS },
+		{ "version", no_argument, 0, O_VERSION },
 		{ 0, 0, 0, 0 },
 	};
-	struct model_ctx c = { .heap = NULL, .depth = 32 };
+	struct model_ctx c = { .heap = NULL, .depth = 32,
+			       .ao = { .struct_size = sizeof(struct dmaio_alloc_opts) } };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
 	int runs = 3, ch, rc = 0, sec;
 	bool do_verify = true, want[NVAR] = { true, true, true, true, true, true };
 	const char *csv = NULL, *json = NULL;
@@ -353,7 +386,19 @@ int main(int argc, char **argv)
 	report_init(&rep, PROG, argc, argv);
 	while ((ch = getopt_long(argc, argv, "H:r:d:nh", lopts, NULL)) != -1) {
 		switch (ch) {
-		case 'H': c.heap = optarg; break;
+		case 'H':
+			c.heap = optarg;
+			c.providers[0] = optarg; /* a list of one */
+			c.ao.providers = c.providers;
+			break;
+		case O_VERSION: {
+			uint32_t lv = dmaio_version();
+
+			printf(PROG " %d.%d.%d (libdmaio %u.%u.%u)\n", DMAIO_VERSION_MAJOR,
+			       DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO, lv >> 16, (lv >> 8) & 0xff,
+			       lv & 0xff);
+			return 0;
+		}
 		case 'r':
 			runs = (int)strtol(optarg, &end, 10);
 			if (*end)
@@ -434,25 +479,27 @@ int main(int argc, char **argv)
 			die("%s: %s", argv[optind + i], strerror(errno));
 		c.lens[i] = (uint64_t)lseek(c.fds[i], 0, SEEK_END);
 	}
-	ch = dmaio_model_open(NULL, c.fds, (unsigned)c.nfds, 0, &c.m);
+	ch = dmaio_model_open(NULL, c.fds, (uint32_t)c.nfds, 0, &c.m, &why);
 	if (ch < 0)
-		die("model: %s", strerror(-ch));
-	c.n = dmaio_model_count(c.m);
+		die("model: %s", why.text[0] ? why.text : strerror(-ch));
+	c.n = dmaio_model_tensor_count(c.m);
 	c.ti = xcalloc((size_t)c.n + 1, sizeof(*c.ti));
 	for (int i = 0; i < c.n; i++) {
-		dmaio_model_tensor(c.m, (unsigned)i, &c.ti[i]);
-		c.total += c.ti[i].size;
+		c.ti[i].struct_size = sizeof(c.ti[i]);
+		dmaio_model_get_tensor(c.m, (uint32_t)i, &c.ti[i]);
+		c.total += c.ti[i].nbytes;
 	}
 	plan_base(&c);
 	/* the provider's name, for the rows */
 	{
 		struct dmaio_buf *pb = NULL;
 
-		ch = dmaio_alloc(NULL, c.heap, 4096, 0, &pb);
+		ch = heap_alloc(&c, 4096, &pb, &why);
 		if (ch < 0)
-			die("%s buffer: %s", c.heap ? c.heap : "default", strerror(-ch));
+			die("%s buffer: %s", c.heap ? c.heap : "default",
+			    why.text[0] ? why.text : strerror(-ch));
 		snprintf(prov, sizeof(prov), "%s", dmaio_buf_provider(pb));
-		dmaio_free(pb);
+		dmaio_buf_free(pb);
 	}
 	report_info(&rep, "%s", rep.cmdline);
 	report_info(&rep, "model: %d tensors, %d files, %.1f MiB of tensors; heap %s (%s); depth %u (the load's %u); %d "
@@ -491,7 +538,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NVAR; k++) {
 			int v = (k + run) % NVAR; /* rotate the order run by run */
 			struct dmaio_load *l = NULL;
-			struct dmaio_load_stats st;
+			struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
 			struct dest d;
 			long rss0;
 			double c0;
@@ -508,8 +555,8 @@ int main(int argc, char **argv)
 			t0 = now_ns();
 			switch (v) {
 			case V_BASE: r = run_base(&c, d.anon); break;
-			case V_LOAD: r = run_lib(&c, NULL, &l, &st); break;
-			case V_INTO: r = run_lib(&c, &d.buf, &l, &st); break;
+			case V_LOAD: r = run_lib(&c, NULL, &l, &st, &why); break;
+			case V_INTO: r = run_lib(&c, &d.buf, &l, &st, &why); break;
 			case V_READ: r = run_read(&c, d.map); break;
 			case V_MMAP: r = run_mmap(&c, d.map); break;
 			case V_FRESH: {
@@ -531,9 +578,10 @@ int main(int argc, char **argv)
 			mbps[v][run] = (double)c.total / ((double)(t1 - t0) / 1e9) / 1e6;
 			ms[v][run] = (double)(t1 - t0) / 1e6;
 			if (r < 0)
-				die("%s: %s", vname[v], strerror(-r));
+				die("%s: %s", vname[v],
+				    (v == V_LOAD || v == V_INTO) && why.text[0] ? why.text : strerror(-r));
 			if (v == V_LOAD || v == V_INTO) {
-				for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
+				for (uint32_t p = 0; p < DMAIO_PATH_SLOTS; p++)
 					path_bytes[v][p] += st.path_bytes[p];
 				if (do_verify && run == 0) {
 					int bad = verify_lib(&c, l);

@@ -80,8 +80,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"Queue workloads (--tests ranges,files,frames; run only when named): the baseline, lib:sync\n"
-		"(one dmaio_read/write_file per range), lib:file (dmaio_file_read/write on a registered file)\n"
-		"and lib:queue (dmaio_submit/dmaio_reap), interleaved, cold before every read variant:\n"
+		"(one dmaio_fd_read/write per range), lib:file (dmaio_file_read/write on a registered file)\n"
+		"and lib:queue (dmaio_queue_submit/dmaio_queue_reap), interleaved, cold before every read variant:\n"
 		"  --ranges LIST     ranges: COUNTxSIZE[,...] random ranges of one file, random order\n"
 		"                    (default 4096x64K,512x1M; --quick 1024x64K,128x1M)\n"
 		"  --ranges-file SIZE  its file (default twice the largest COUNT x SIZE)\n"

@@ -193,7 +193,7 @@ static void j_row(struct json *j, const struct row *w)
 	}
 	if (w->has_paths) {
 		open_(j, "path_bytes", '{');
-		for (i = 0; i < DMAIO_PATH_SLOTS; i++)
+		for (i = 0; i < (int)DMAIO_PATH_SLOTS; i++)
 			if (w->path_bytes[i] && dmaio_path_name(i))
 				j_u64(j, dmaio_path_name(i), w->path_bytes[i]);
 		close_(j, '}');

@@ -300,7 +300,7 @@ const char *row_main_path(const struct row *w)
 	uint64_t best = 0;
 	int p, bp = -1;
 
-	for (p = 0; p < DMAIO_PATH_SLOTS; p++)
+	for (p = 0; p < (int)DMAIO_PATH_SLOTS; p++)
 		if (w->path_bytes[p] > best) {
 			best = w->path_bytes[p];
 			bp = p;

@@ -210,20 +210,30 @@ const char *heap_desc(const char *heap)
 	return heap ? heap : "the default provider";
 }
 
+int bench_alloc(struct dmaio_ctx *ctx, const char *heap, uint64_t size, uint32_t flags,
+		struct dmaio_buf **buf)
+{
+	const char *list[2] = { heap, NULL };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .flags = flags,
+				      .providers = heap ? list : NULL };
+
+	return dmaio_buf_alloc(ctx, size, &o, buf, NULL);
+}
+
 int alloc_dbuf(const char *heap, size_t len, struct dmaio_buf **b, void **map)
 {
-	int ret = dmaio_alloc(NULL, heap, len, heap ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, b);
+	int ret = bench_alloc(NULL, heap, len, heap ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, b);
 
 	if (ret < 0)
 		return ret;
 	*map = NULL;
-	if (dmaio_map(*b, map) < 0) {
+	if (dmaio_buf_map(*b, map) < 0) {
 		*map = NULL;
 	} else {
 		/* touch the mapping once, as a user would have before the transfer */
-		dmaio_sync_begin(*b, DMAIO_SYNC_WRITE);
+		dmaio_buf_sync_begin(*b, DMAIO_SYNC_WRITE);
 		memset(*map, 0, len);
-		dmaio_sync_end(*b, DMAIO_SYNC_WRITE);
+		dmaio_buf_sync_end(*b, DMAIO_SYNC_WRITE);
 	}
 	return 0;
 }

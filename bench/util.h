@@ -61,6 +61,10 @@ void *xcalloc(size_t n, size_t size);
 __attribute__((format(printf, 1, 2), noreturn))
 void die(const char *fmt, ...);
 
+/* dmaio_buf_alloc() from one provider by name (NULL: the library's order) with the
+ * DMAIO_ALLOC_* flags: 0 or -errno */
+int bench_alloc(struct dmaio_ctx *ctx, const char *heap, uint64_t size, uint32_t flags,
+		struct dmaio_buf **buf);
 /* "the default provider" for a NULL --heap */
 const char *heap_desc(const char *heap);
 /*

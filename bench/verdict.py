@@ -10,7 +10,7 @@ dmaio-bench used to print itself:
   cold read never below naive            lib:auto against base:naive, same case
   CPU s/GiB <= 0.3x buffered             lib:auto against base:buffered, same case
   write >= 0.95x O_DIRECT write          as the first, write, cold
-  udmabuf alloc <= 2x system heap        dmaio_alloc of udmabuf against the system heap
+  udmabuf alloc <= 2x system heap        dmaio_buf_alloc of udmabuf against the system heap
   library alloc <= 1.05x raw DMA_HEAP_IOCTL_ALLOC (HEAP), for every heap
   lib:load >= 0.90x base, lib:load-into >= 0.90x base   (dmaio-bench-model)
 

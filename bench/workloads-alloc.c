@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * --tests alloc,mmap: allocation time per provider (dma-heaps, udmabuf, udmabuf-huge, DRM dumb
- * buffers, memfd) through dmaio_alloc against the raw kernel loop of baselines.c, each run
+ * buffers, memfd) through dmaio_buf_alloc against the raw kernel loop of baselines.c, each run
  * allocating --alloc N buffers, keeping them, then freeing them (library and raw alternating
  * first); and the time to allocate, map and touch one byte per page of a --mmap-size buffer,
  * with anonymous memory as the reference.
@@ -60,18 +60,25 @@ static void add_prov(struct alloc_state *a, const char *name, enum prov_type t, 
 void alloc_setup(struct bench *b)
 {
 	struct alloc_state *a = xcalloc(1, sizeof(*a));
-	struct dmaio_heap_info hi[MAX_PROVS];
 	int n, i;
 
 	b->al = a;
-	dmaio_probe_system(NULL, &a->sys);
-	n = dmaio_probe_heaps(NULL, hi, MAX_PROVS - 4);
+	a->sys.struct_size = sizeof(a->sys);
+	dmaio_ctx_get_system(NULL, &a->sys);
+	n = dmaio_ctx_heap_count(NULL);
 	for (i = 0; i < n && i < MAX_PROVS - 4; i++) {
-		if (hi[i].alloc != DMAIO_CAP_YES) {
-			note(b, "heap %s: skipped, a one-page allocation fails (%s)", hi[i].name, errname(hi[i].alloc_err));
+		struct dmaio_heap_info hi = { .struct_size = sizeof(hi) };
+		int r = dmaio_ctx_get_heap(NULL, (uint32_t)i, &hi);
+
+		if (r < 0) {
+			note(b, "heap %d: skipped, dmaio_ctx_get_heap failed (%s)", i, errname(r));
 			continue;
 		}
-		add_prov(a, hi[i].name, P_HEAP, true);
+		if (hi.alloc != DMAIO_CAP_YES) {
+			note(b, "heap %s: skipped, a one-page allocation fails (%s)", hi.name, errname(hi.alloc_err));
+			continue;
+		}
+		add_prov(a, hi.name, P_HEAP, true);
 	}
 	if (n <= 0)
 		note(b, "dma-heaps: none here (%s): heap rows skipped", n < 0 ? errname(n) : "empty /dev/dma_heap");
@@ -94,7 +101,7 @@ static int lib_alloc(struct prov *p, uint64_t size, int count, struct dmaio_buf 
 	int i, ret;
 
 	for (i = 0; i < count; i++) {
-		ret = dmaio_alloc(NULL, p->name, (size_t)size, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &bufs[i]);
+		ret = bench_alloc(NULL, p->name, (size_t)size, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &bufs[i]);
 		if (ret < 0)
 			return ret;
 		(*nb)++;
@@ -137,7 +144,7 @@ void alloc_run(struct bench *b)
 		/* warm-up, also for the library's cached device fds */
 		ret = lib_alloc(p, o->alloc_size, 1, bufs, &nb);
 		while (nb)
-			dmaio_free(bufs[--nb]);
+			dmaio_buf_free(bufs[--nb]);
 		if (ret < 0)
 			p->err[0] = ret;
 		if (p->raw_ok) {
@@ -167,7 +174,7 @@ void alloc_run(struct bench *b)
 				if (which == 0) {
 					p->err_at[0] = nb;
 					for (j = 0; j < nb; j++)
-						dmaio_free(bufs[j]);
+						dmaio_buf_free(bufs[j]);
 				} else {
 					p->err_at[1] = rs->n;
 					raw_free(rs);
@@ -228,22 +235,22 @@ void mmap_run(struct bench *b)
 				continue;
 			}
 			t0 = now_ns();
-			ret = dmaio_alloc(NULL, p->name, (size_t)size, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &buf);
+			ret = bench_alloc(NULL, p->name, (size_t)size, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &buf);
 			t1 = now_ns();
 			if (ret < 0) {
 				p->merr = ret;
 				snprintf(p->mnote, sizeof(p->mnote), "alloc: %s", strerror(-ret));
 				continue;
 			}
-			ret = dmaio_map(buf, &addr);
+			ret = dmaio_buf_map(buf, &addr);
 			if (ret == 0)
-				ret = dmaio_sync_begin(buf, DMAIO_SYNC_WRITE);
+				ret = dmaio_buf_sync_begin(buf, DMAIO_SYNC_WRITE);
 			if (ret == 0) {
 				touch_pages(addr, size);
-				ret = dmaio_sync_end(buf, DMAIO_SYNC_WRITE);
+				ret = dmaio_buf_sync_end(buf, DMAIO_SYNC_WRITE);
 			}
 			t2 = now_ns();
-			dmaio_free(buf);
+			dmaio_buf_free(buf);
 			if (ret < 0) {
 				p->merr = ret;
 				snprintf(p->mnote, sizeof(p->mnote), "map: %s", strerror(-ret));
@@ -299,7 +306,7 @@ void alloc_report(struct bench *b)
 				continue;
 			}
 			row_runs(x, p->n[w], NULL, NULL, p->ms[w]);
-			x->desc = w ? raw_desc(p->type) : "dmaio_alloc";
+			x->desc = w ? raw_desc(p->type) : "dmaio_buf_alloc";
 			if (w == 0 && p->n[1] && !p->err[1])
 				x->extra = median(p->ms[0], p->n[0]) / median(p->ms[1], p->n[1]);
 		}

@@ -38,7 +38,7 @@ struct method {
 	int path;               /* M_LIB: the forced path, DMAIO_PATH_AUTO for the library's choice */
 	int buf;                /* M_LIB: index into lbufs[] */
 	bool ok[NDIRS];         /* can run in this direction */
-	char note[NDIRS][256];  /* why not, or what it chose */
+	char note[NDIRS][320];  /* why not, or what it chose (a struct dmaio_reason fits) */
 };
 
 struct result {
@@ -57,7 +57,7 @@ struct result {
 /* the library's buffers, one per --heap; all dbuf_size bytes. lbufs[0] also serves base:naive */
 struct lbuf {
 	struct dmaio_buf *b;
-	void *map;           /* dmaio_map() of b, NULL if it cannot be mapped */
+	void *map;           /* dmaio_buf_map() of b, NULL if it cannot be mapped */
 };
 
 struct io_state;
@@ -131,17 +131,17 @@ static int job_lib(struct job *j)
 
 	for (off = j->start; off < j->end; off += j->blen) {
 		size_t n = (size_t)(j->end - off < j->blen ? j->end - off : j->blen);
-		struct dmaio_xfer x = { 0 };
+		struct dmaio_xfer x = { .struct_size = sizeof(x) };
 		uint64_t boff = j->boff, t0 = j->timing ? now_ns() : 0;
 		ssize_t r;
 
 		if (j->dir == DIR_READ)
-			r = dmaio_read_file_ex(dbuf, boff, io->fd_buf, (off_t)off, n, flags, &x);
+			r = dmaio_fd_read(io->fd_buf, off, dbuf, boff, n, flags, &x);
 		else
-			r = dmaio_write_file_ex(dbuf, boff, io->fd_buf, (off_t)off, n, flags, &x);
+			r = dmaio_fd_write(io->fd_buf, off, dbuf, boff, n, flags, &x);
 		if (j->timing)
 			samples_add(&j->lat, (double)(now_ns() - t0) / 1e6);
-		if (x.path >= 0 && x.path < DMAIO_PATH_SLOTS)
+		if (x.path < DMAIO_PATH_SLOTS)
 			j->path_bytes[x.path] += x.done;
 		j->fallbacks += x.fallbacks;
 		j->unaligned += x.unaligned;
@@ -167,14 +167,14 @@ static int job_naive(struct job *j)
 		uint64_t t0 = j->timing ? now_ns() : 0;
 		ssize_t r;
 
-		ret = dmaio_sync_begin(lb->b, sync);
+		ret = dmaio_buf_sync_begin(lb->b, sync);
 		if (ret < 0)
 			return ret;
 		if (j->dir == DIR_READ)
 			r = full_pread(io->fd_buf, p, n, off);
 		else
 			r = full_pwrite(io->fd_buf, p, n, off);
-		ret = dmaio_sync_end(lb->b, sync);
+		ret = dmaio_buf_sync_end(lb->b, sync);
 		if (j->timing)
 			samples_add(&j->lat, (double)(now_ns() - t0) / 1e6);
 		if (r < 0)
@@ -321,7 +321,7 @@ static int run_case(struct io_state *io, const struct method *m, int dir, uint64
 		*cpu = c1 - c0;
 	if (res) {
 		for (i = 0; i < io->njobs; i++) {
-			for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
+			for (unsigned p = 0; p < DMAIO_PATH_SLOTS; p++)
 				res->path_bytes[p] += io->jobs[i].path_bytes[p];
 			res->fallbacks += io->jobs[i].fallbacks;
 			res->unaligned += io->jobs[i].unaligned;
@@ -421,10 +421,10 @@ static void verify_methods(struct io_state *io)
 				/* poison the destination, read, check */
 				if (mem) {
 					if (owner)
-						dmaio_sync_begin(owner, DMAIO_SYNC_WRITE);
+						dmaio_buf_sync_begin(owner, DMAIO_SYNC_WRITE);
 					memset(mem, 0xa5, len);
 					if (owner)
-						dmaio_sync_end(owner, DMAIO_SYNC_WRITE);
+						dmaio_buf_sync_end(owner, DMAIO_SYNC_WRITE);
 				}
 				ret = run_case(io, m, DIR_READ, len, NULL, NULL, NULL);
 				if (ret < 0) {
@@ -434,10 +434,10 @@ static void verify_methods(struct io_state *io)
 				if (!mem)
 					continue;
 				if (owner)
-					dmaio_sync_begin(owner, DMAIO_SYNC_READ);
+					dmaio_buf_sync_begin(owner, DMAIO_SYNC_READ);
 				bad = check_pattern(mem, 0, len);
 				if (owner)
-					dmaio_sync_end(owner, DMAIO_SYNC_READ);
+					dmaio_buf_sync_end(owner, DMAIO_SYNC_READ);
 				if (bad >= 0) {
 					snprintf(m->note[d], sizeof(m->note[d]),
 						 "verification failed: wrong bytes at offset %" PRId64 " after a read", bad);
@@ -449,10 +449,10 @@ static void verify_methods(struct io_state *io)
 			/* the source holds the pattern of [0, len) (from the file); write it, re-read */
 			if (mem) {
 				if (owner)
-					dmaio_sync_begin(owner, DMAIO_SYNC_WRITE);
+					dmaio_buf_sync_begin(owner, DMAIO_SYNC_WRITE);
 				fill_pattern(mem, 0, len);
 				if (owner)
-					dmaio_sync_end(owner, DMAIO_SYNC_WRITE);
+					dmaio_buf_sync_end(owner, DMAIO_SYNC_WRITE);
 			} else {
 				/* no mapping: load the source through the library itself */
 				struct method load = { .kind = M_LIB, .path = DMAIO_PATH_AUTO,
@@ -561,9 +561,9 @@ static void prime_buffers(struct io_state *io)
 	for (int i = 0; i < io->nlbufs; i++) {
 		if (!io->lbufs[i].map)
 			continue;
-		dmaio_sync_begin(io->lbufs[i].b, DMAIO_SYNC_WRITE);
+		dmaio_buf_sync_begin(io->lbufs[i].b, DMAIO_SYNC_WRITE);
 		full_pread(io->fd_buf, io->lbufs[i].map, n, 0);
-		dmaio_sync_end(io->lbufs[i].b, DMAIO_SYNC_WRITE);
+		dmaio_buf_sync_end(io->lbufs[i].b, DMAIO_SYNC_WRITE);
 	}
 }
 
@@ -609,7 +609,7 @@ static void fresh_buffers(struct io_state *io, int run)
 		munmap(io->shm, io->plain_size);
 		io->shm = NULL;
 		for (i = 0; i < io->nlbufs; i++) {
-			dmaio_free(io->lbufs[i].b);
+			dmaio_buf_free(io->lbufs[i].b);
 			io->lbufs[i].b = NULL;
 			io->lbufs[i].map = NULL;
 		}
@@ -640,7 +640,7 @@ static void fresh_buffers(struct io_state *io, int run)
 	if (io->ring_fixed && register_plain(io) < 0)
 		die("registering the plain memory again failed");
 	for (i = 0; i < io->nlbufs; i++) {
-		dmaio_free(io->lbufs[i].b);
+		dmaio_buf_free(io->lbufs[i].b);
 		io->lbufs[i] = nb[i];
 	}
 	/* first-use costs of the new buffers (first kernel copy, registration) stay out of the
@@ -698,7 +698,7 @@ void io_setup(struct bench *b)
 {
 	const struct opts *o = &b->o;
 	struct io_state *io = xcalloc(1, sizeof(*io));
-	struct dmaio_file_info fi;
+	struct dmaio_file_info fi = { .struct_size = sizeof(fi) };
 	struct statfs sfs;
 	uint64_t max = 0, avail;
 	int i, k, d, ret, p;
@@ -790,7 +790,7 @@ void io_setup(struct bench *b)
 				len /= 2;
 				/* the buffers before this one are too large now: all get the same size */
 				for (k = 0; k < i; k++) {
-					dmaio_free(io->lbufs[k].b);
+					dmaio_buf_free(io->lbufs[k].b);
 					io->lbufs[k].b = NULL;
 					if (alloc_dbuf(o->heaps[k], len, &io->lbufs[k].b, &io->lbufs[k].map) < 0)
 						die("allocate %" PRIu64 " MiB from %s again", (uint64_t)len / MIB,
@@ -844,7 +844,7 @@ void io_setup(struct bench *b)
 		struct method *m = &io->methods[k];
 
 		for (d = 0; d < NDIRS; d++) {
-			char why[256] = "";
+			struct dmaio_reason why = { .struct_size = sizeof(why) };
 
 			if ((m->kind == M_URING || m->kind == M_URING_SHM) && !io->ring_ok) {
 				m->ok[d] = false;
@@ -855,20 +855,22 @@ void io_setup(struct bench *b)
 			} else if (m->kind == M_LIB) {
 				unsigned flags = m->path ? DMAIO_RW_PATH(m->path) | DMAIO_RW_NO_FALLBACK : 0;
 
-				ret = dmaio_choose_path(io->lbufs[m->buf].b, 0, io->fd_buf, 0, len, d, flags, why,
-							sizeof(why));
+				ret = dmaio_fd_choose_path(io->fd_buf, 0, io->lbufs[m->buf].b, 0, len,
+							   d == DIR_READ ? DMAIO_OP_READ : DMAIO_OP_WRITE, flags,
+							   &why);
 				if (ret < 0 || (m->path && ret != m->path)) {
 					m->ok[d] = false;
 					snprintf(m->note[d], sizeof(m->note[d]), "cannot serve: %s%s%s",
-						 ret < 0 ? errname(ret) : dmaio_path_name(ret), why[0] ? ": " : "", why);
+						 ret < 0 ? errname(ret) : dmaio_path_name((uint32_t)ret),
+						 why.text[0] ? ": " : "", why.text);
 				} else {
-					snprintf(m->note[d], sizeof(m->note[d]), "%s%s%s", dmaio_path_name(ret),
-						 why[0] ? ": " : "", why);
+					snprintf(m->note[d], sizeof(m->note[d]), "%s%s%s",
+						 dmaio_path_name((uint32_t)ret), why.text[0] ? ": " : "", why.text);
 				}
 			}
 		}
 	}
-	if (dmaio_probe_file(NULL, io->fd_buf, &fi) == 0 && fi.direct != DMAIO_CAP_YES)
+	if (dmaio_fd_get_info(io->fd_buf, &fi) == 0 && fi.direct != DMAIO_CAP_YES)
 		note(b, "O_DIRECT is not supported in %s (%s): the direct paths cannot be measured there", o->dir,
 		     errname(fi.direct_err));
 
@@ -934,7 +936,7 @@ void io_info(struct bench *b)
 		    io->ring_fixed ? "fixed buffers" : "unregistered buffers", o->chunk / KIB, o->qd,
 		    io->njobs > 1 ? " per job" : "");
 	report_info(&b->rep, "base:buffered = read()/write() into plain memory; base:naive = read()/write() on the "
-		    "dmaio_map() mapping inside sync_begin/end");
+		    "dmaio_buf_map() mapping inside sync_begin/end");
 	report_info(&b->rep, "x direct = ratio to the better of the two O_DIRECT baselines (the device-limit proxy)");
 	if (io->njobs > 1)
 		report_info(&b->rep, "jobs: %u threads move disjoint slices of each transfer at once (each case, "
@@ -1054,7 +1056,7 @@ static const char *used_path(const struct method *m, const struct result *r)
 	if (m->kind != M_LIB)
 		return m->kind == M_URING || m->kind == M_URING_SHM ? "uring O_DIRECT" :
 		       m->kind == M_BUFFERED ? "read/write" : "read/write map";
-	for (p = 0; p < DMAIO_PATH_SLOTS; p++)
+	for (p = 0; p < (int)DMAIO_PATH_SLOTS; p++)
 		if (r->path_bytes[p] > best) {
 			best = r->path_bytes[p];
 			bp = p;
@@ -1165,7 +1167,7 @@ void io_free(struct bench *b)
 	}
 	samples_free(&io->all_lat);
 	for (i = 0; i < io->nlbufs; i++)
-		dmaio_free(io->lbufs[i].b);
+		dmaio_buf_free(io->lbufs[i].b);
 	if (io->fd_dir >= 0)
 		close(io->fd_dir);
 	if (io->fd_buf >= 0)

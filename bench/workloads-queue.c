@@ -6,12 +6,12 @@
  *  ranges  COUNT random ranges of SIZE of one cold file, in random order, into one buffer
  *  files   N whole cold files of SIZE into one buffer, each file at its own offset
  *          variants: base:uring-direct (O_DIRECT io_uring into anonymous memory, --depth requests
- *          in flight; baselines.c), lib:sync (dmaio_read_file per range), lib:file
- *          (dmaio_file_read per range of a registered file), lib:queue (dmaio_submit /
- *          dmaio_reap, dmaio_queue_new(--depth))
+ *          in flight; baselines.c), lib:sync (dmaio_fd_read per range), lib:file
+ *          (dmaio_file_read per range of a registered file), lib:queue (dmaio_queue_submit /
+ *          dmaio_queue_reap, dmaio_queue_new(--depth))
  *  frames  fixed-size frames arriving at a fixed rate into a ring of K buffers, written to one
  *          file at sequential offsets: base:write (write() from anonymous memory), lib:sync
- *          (dmaio_write_file), lib:file (dmaio_file_write), lib:queue (dmaio_submit per frame;
+ *          (dmaio_fd_write), lib:file (dmaio_file_write), lib:queue (dmaio_queue_submit per frame;
  *          the capture loop never blocks: it waits for the next frame in ppoll() on
  *          dmaio_queue_fd() and reaps with min 0, timeout 0). A frame is dropped when the ring
  *          wraps onto a buffer that is still in flight (not yet saved).
@@ -63,7 +63,7 @@ struct res {
 	double cpu_frame[MAX_RUNS]; /* CPU ms per frame written */
 	double libns[MAX_RUNS];     /* queue: p50 of dmaio_done.ns of the run, ms */
 	uint64_t frames, written, dropped; /* totals over the runs */
-	uint64_t wakeups, empty_reaps;     /* queue: ppoll() saw POLLIN; dmaio_reap() then found nothing */
+	uint64_t wakeups, empty_reaps;     /* queue: ppoll() saw POLLIN; dmaio_queue_reap() then found nothing */
 };
 
 enum stype { S_RANGES, S_FILES, S_FRAMES };
@@ -177,11 +177,11 @@ static const char *stype_name(enum stype t)
 	return t == S_RANGES ? "ranges" : t == S_FILES ? "files" : "frames";
 }
 
-static void account(struct res *r, int32_t path, uint64_t done, uint32_t fallbacks, uint64_t unaligned)
+static void account(struct res *r, uint32_t path, uint64_t done, uint32_t fallbacks, uint64_t unaligned)
 {
 	if (!r)
 		return;
-	if (path >= 0 && path < DMAIO_PATH_SLOTS)
+	if (path < DMAIO_PATH_SLOTS)
 		r->path_bytes[path] += done;
 	r->fallbacks += fallbacks;
 	r->unaligned += unaligned;
@@ -194,7 +194,7 @@ static const char *main_path(const struct var *v, const struct res *r, enum styp
 
 	if (v->kind == V_BASE)
 		return t == S_FRAMES ? "write()" : "uring O_DIRECT";
-	for (p = 0; p < DMAIO_PATH_SLOTS; p++)
+	for (p = 0; p < (int)DMAIO_PATH_SLOTS; p++)
 		if (r->path_bytes[p] > best) {
 			best = r->path_bytes[p];
 			bp = p;
@@ -268,13 +268,13 @@ static void close_tfile(struct tfile *f)
 static void sync_begin(struct dmaio_buf *b, unsigned dir)
 {
 	if (b)
-		dmaio_sync_begin(b, dir);
+		dmaio_buf_sync_begin(b, dir);
 }
 
 static void sync_end(struct dmaio_buf *b, unsigned dir)
 {
 	if (b)
-		dmaio_sync_end(b, dir);
+		dmaio_buf_sync_end(b, dir);
 }
 
 /* the memory of a variant's reads, and the library buffer that owns it (NULL: anonymous) */
@@ -313,7 +313,7 @@ static int queue_reads(struct wl_state *w, struct dmaio_buf *b, struct set *st, 
 		       struct samples *lat)
 {
 	struct dmaio_io ios[64];
-	struct dmaio_done dn[64];
+	struct dmaio_done dn[64] = { { .struct_size = sizeof(dn[0]) } };
 	size_t next = 0, completed = 0;
 	int ret = 0, got, i;
 
@@ -327,6 +327,7 @@ static int queue_reads(struct wl_state *w, struct dmaio_buf *b, struct set *st, 
 			for (i = 0; i < (int)k; i++) {
 				const struct rng *r = &st->r[next + (size_t)i];
 
+				ios[i].struct_size = sizeof(ios[i]); /* the same in every element */
 				ios[i].op = DMAIO_OP_READ;
 				ios[i].buf = b;
 				ios[i].buf_off = r->mem_off;
@@ -336,7 +337,7 @@ static int queue_reads(struct wl_state *w, struct dmaio_buf *b, struct set *st, 
 				ios[i].user_data = next + (size_t)i;
 			}
 			t = lat ? now_ns() : 0;
-			s = dmaio_submit(w->rq.q, ios, k);
+			s = dmaio_queue_submit(w->rq.q, ios, k);
 			if (s > 0 && lat)
 				for (i = 0; i < s; i++)
 					w->sub_ns[next + (size_t)i] = t;
@@ -353,12 +354,12 @@ static int queue_reads(struct wl_state *w, struct dmaio_buf *b, struct set *st, 
 				ret = -EAGAIN;
 			break;
 		}
-		got = dmaio_reap(w->rq.q, dn, 64, 1, REAP_TIMEOUT_MS);
+		got = dmaio_queue_reap(w->rq.q, dn, 64, 1, REAP_TIMEOUT_MS);
 		if (got < 0) {
 			if (!ret)
 				ret = got;
 			w->rq.broken = true;
-			snprintf(w->rq.note, sizeof(w->rq.note), "dmaio_reap failed (%s) with %zu ranges in flight",
+			snprintf(w->rq.note, sizeof(w->rq.note), "dmaio_queue_reap failed (%s) with %zu ranges in flight",
 				 errname(got), next - completed);
 			return ret;
 		}
@@ -385,7 +386,7 @@ static int queue_reads(struct wl_state *w, struct dmaio_buf *b, struct set *st, 
 				ret = -ENODATA;
 		}
 		if (ret && completed < next)
-			dmaio_cancel(w->rq.q, 0, DMAIO_CANCEL_ALL);
+			dmaio_queue_cancel(w->rq.q, 0, DMAIO_CANCEL_ALL);
 	}
 	return ret;
 }
@@ -407,13 +408,13 @@ static int run_read(struct wl_state *w, const struct var *v, struct set *st, siz
 	case V_FILE:
 		for (i = 0; i < n; i++) {
 			const struct rng *r = &st->r[i];
-			struct dmaio_xfer x = { 0 };
+			struct dmaio_xfer x = { .struct_size = sizeof(x) };
 			uint64_t t0 = lat ? now_ns() : 0;
 			ssize_t got;
 
 			if (v->kind == V_SYNC)
-				got = dmaio_read_file_ex(w->lb[v->h].b, r->mem_off, st->files[r->fi].fd,
-							 (off_t)r->file_off, r->len, 0, &x);
+				got = dmaio_fd_read(st->files[r->fi].fd, r->file_off, w->lb[v->h].b, r->mem_off,
+						    r->len, 0, &x);
 			else
 				got = dmaio_file_read(st->files[r->fi].df, (off_t)r->file_off, w->lb[v->h].b, r->mem_off,
 						      r->len, 0, &x);
@@ -539,7 +540,7 @@ static void alloc_read_bufs(struct wl_state *w, int run)
 		munmap(w->anon, w->rbuf_size);
 		w->anon = NULL;
 		for (i = 0; i < w->nlb; i++) {
-			dmaio_free(w->lb[i].b);
+			dmaio_buf_free(w->lb[i].b);
 			w->lb[i].b = NULL;
 			w->lb[i].map = NULL;
 		}
@@ -572,7 +573,7 @@ static void alloc_read_bufs(struct wl_state *w, int run)
 				    "unregistered buffers used", strerror(-ret));
 	}
 	for (i = 0; i < w->nlb; i++) {
-		dmaio_free(w->lb[i].b);
+		dmaio_buf_free(w->lb[i].b);
 		w->lb[i] = nb[i];
 	}
 	prime_mem(w, w->anon, w->rbuf_size);
@@ -782,11 +783,11 @@ static void sleep_until(uint64_t t)
 /* collect what the queue finished; min 0 and timeout 0 never block */
 static int frames_reap(struct fctx *c, unsigned min, int timeout_ms)
 {
-	struct dmaio_done dn[64];
+	struct dmaio_done dn[64] = { { .struct_size = sizeof(dn[0]) } };
 	uint64_t t;
 	int got, i;
 
-	got = dmaio_reap(c->w->fq.q, dn, 64, min, timeout_ms);
+	got = dmaio_queue_reap(c->w->fq.q, dn, 64, min, timeout_ms);
 	if (got < 0)
 		return got;
 	t = now_ns();
@@ -889,11 +890,11 @@ static int run_frames(struct wl_state *w, const struct var *v, unsigned nframes,
 		uint64_t ti = t0 + i * period, ts, tc;
 		unsigned s = (unsigned)(i % c.K);
 		uint64_t off = written * c.F;
-		struct dmaio_xfer x = { 0 };
+		struct dmaio_xfer x = { .struct_size = sizeof(x) };
 		ssize_t r = 0;
 
 		if (v->kind == V_QUEUE) {
-			struct dmaio_io io = { 0 };
+			struct dmaio_io io = { .struct_size = sizeof(io) };
 			int q;
 
 			/* wait for the frame, moving the queue along when it has work */
@@ -941,7 +942,7 @@ static int run_frames(struct wl_state *w, const struct var *v, unsigned nframes,
 			io.len = c.F;
 			io.user_data = s;
 			c.sub_ns[s] = now_ns();
-			q = dmaio_submit(w->fq.q, &io, 1);
+			q = dmaio_queue_submit(w->fq.q, &io, 1);
 			if (q == -EAGAIN || q == 0) {
 				dropped++; /* the queue is full; the capture loop does not wait */
 				continue;
@@ -968,7 +969,7 @@ static int run_frames(struct wl_state *w, const struct var *v, unsigned nframes,
 			r = full_write(w->ffile.fd, w->fanon + (uint64_t)s * c.F, (size_t)c.F);
 			break;
 		case V_SYNC:
-			r = dmaio_write_file_ex(b, (size_t)s * c.F, w->ffile.fd, (off_t)off, (size_t)c.F, 0, &x);
+			r = dmaio_fd_write(w->ffile.fd, (off_t)off, b, (size_t)s * c.F, (size_t)c.F, 0, &x);
 			break;
 		case V_FILE:
 			r = dmaio_file_write(w->ffile.df, (off_t)off, b, (size_t)s * c.F, (size_t)c.F, 0, &x);
@@ -997,7 +998,7 @@ static int run_frames(struct wl_state *w, const struct var *v, unsigned nframes,
 
 		if (q < 0) {
 			w->fq.broken = true;
-			snprintf(w->fq.note, sizeof(w->fq.note), "dmaio_reap failed (%s) with %u frames in flight",
+			snprintf(w->fq.note, sizeof(w->fq.note), "dmaio_queue_reap failed (%s) with %u frames in flight",
 				 errname(q), c.nin);
 			if (!ret)
 				ret = q;
@@ -1214,8 +1215,8 @@ void wl_info(struct bench *b)
 				    w->lb[s].b && dmaio_buf_kind(w->lb[s].b) == DMAIO_BUF_MEMFD ? "a memfd, not a dma-buf" :
 				    "dma-buf");
 		report_info(&b->rep, "base:uring-direct = O_DIRECT io_uring, %s, requests of at most %s, %u in flight, "
-			    "into %s; lib:sync = dmaio_read_file per range; lib:file = dmaio_file_read per range (files "
-			    "registered once, outside the timing); lib:queue = dmaio_submit/dmaio_reap on one "
+			    "into %s; lib:sync = dmaio_fd_read per range; lib:file = dmaio_file_read per range (files "
+			    "registered once, outside the timing); lib:queue = dmaio_queue_submit/dmaio_queue_reap on one "
 			    "dmaio_queue_new(depth %u), made once", w->ur.fixed ? "fixed buffers" : "unregistered buffers",
 			    a, o->depth, o->base_memfd ? "memfd (shmem) memory" : "anonymous memory", o->depth);
 		report_info(&b->rep, "cold before every variant: fdatasync + POSIX_FADV_DONTNEED of each file, residency "
@@ -1227,9 +1228,9 @@ void wl_info(struct bench *b)
 				    w->nopen);
 	}
 	if (o->test_frames)
-		report_info(&b->rep, "frames: base:write = write() from anonymous memory; lib:sync = dmaio_write_file; "
-			    "lib:file = dmaio_file_write; lib:queue = dmaio_submit per frame, ppoll(dmaio_queue_fd) "
-			    "until the next frame, dmaio_reap(min 0, timeout 0); latency = submit to completion");
+		report_info(&b->rep, "frames: base:write = write() from anonymous memory; lib:sync = dmaio_fd_write; "
+			    "lib:file = dmaio_file_write; lib:queue = dmaio_queue_submit per frame, ppoll(dmaio_queue_fd) "
+			    "until the next frame, dmaio_queue_reap(min 0, timeout 0); latency = submit to completion");
 	for (s = 0; s < w->nsets; s++)
 		for (k = 0; k < w->nvars; k++)
 			if (!w->sets[s].res[k].ok)
@@ -1240,19 +1241,19 @@ void wl_info(struct bench *b)
 /* after a queue variant: everything submitted came back, every byte counted */
 static void check_progress(struct wl_state *w, const struct wlq *wq, const char *what)
 {
-	struct dmaio_progress p;
+	struct dmaio_progress p = { .struct_size = sizeof(p) };
 	int ret;
 
 	if (!wq->q || wq->broken)
 		return;
-	ret = dmaio_queue_progress(wq->q, &p);
+	ret = dmaio_queue_get_progress(wq->q, &p);
 	if (ret < 0)
-		report_note(w->rep, "%s: dmaio_queue_progress: %s", what, strerror(-ret));
-	else if (p.submitted != p.completed || p.completed != p.reaped || p.bytes_done != p.bytes_total ||
+		report_note(w->rep, "%s: dmaio_queue_get_progress: %s", what, strerror(-ret));
+	else if (p.submitted != p.completed || p.completed != p.reaped || p.bytes_done != p.bytes_submitted ||
 		 p.cancelled)
-		report_note(w->rep, "%s: dmaio_queue_progress after the run: submitted %" PRIu64 ", completed %" PRIu64
+		report_note(w->rep, "%s: dmaio_queue_get_progress after the run: submitted %" PRIu64 ", completed %" PRIu64
 			    ", reaped %" PRIu64 ", cancelled %" PRIu64 ", bytes %" PRIu64 " of %" PRIu64, what,
-			    p.submitted, p.completed, p.reaped, p.cancelled, p.bytes_done, p.bytes_total);
+			    p.submitted, p.completed, p.reaped, p.cancelled, p.bytes_done, p.bytes_submitted);
 }
 
 void wl_run(struct bench *b)
@@ -1482,8 +1483,8 @@ void wl_free(struct bench *b)
 	dmaio_queue_free(w->rq.q);
 	dmaio_queue_free(w->fq.q);
 	for (i = 0; i < (unsigned)w->nlb; i++) {
-		dmaio_free(w->lb[i].b);
-		dmaio_free(w->flb[i].b);
+		dmaio_buf_free(w->lb[i].b);
+		dmaio_buf_free(w->flb[i].b);
 	}
 	ub_exit(&w->ur);
 	if (w->anon)

@@ -50,6 +50,20 @@ struct progress {
 	uint64_t last;
 };
 
+/* A buffer from one provider by name (NULL: the library's order). */
+static int ex_alloc(const char *provider, uint64_t size, uint32_t flags, struct dmaio_buf **b)
+{
+	const char *list[2] = { provider, NULL };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .flags = flags,
+				      .providers = provider ? list : NULL };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	int r = dmaio_buf_alloc(NULL, size, &o, b, &why);
+
+	if (r < 0 && why.text[0])
+		fprintf(stderr, "dmaio-cp: %s\n", why.text);
+	return r;
+}
+
 static bool verbose;
 
 static uint64_t now_ns(void)
@@ -166,7 +180,7 @@ static void account(struct dir_stats *d, const struct dmaio_xfer *x)
 	d->calls++;
 	d->fallbacks += x->fallbacks;
 	d->unaligned += x->unaligned;
-	if (x->path >= 0 && x->path < DMAIO_PATH_COUNT)
+	if (x->path < DMAIO_PATH_COUNT)
 		d->path_bytes[x->path] += x->done;
 }
 
@@ -181,13 +195,13 @@ static void io_error(const char *what, const char *name, int err, unsigned flags
 		fprintf(stderr, PROG ": %s %s: %s\n", what, name, strerror(-err));
 }
 
-/* The name of path @p for a buffer of @kind: the udmabuf-direct path serving a memfd buffer
- * (O_DIRECT into the memfd's pages, no udmabuf involved) is shown as what it does. */
+/* The name of path @p: the library's own (dmaio_path_name), the one DMAIO_PATH and --path take;
+ * for a memfd buffer, udmabuf-direct is O_DIRECT into the memfd's pages, said beside it. */
 static const char *path_label(int kind, int p)
 {
 	if (kind == DMAIO_BUF_MEMFD && p == DMAIO_PATH_UDMABUF_DIRECT)
-		return "memfd-direct";
-	return dmaio_path_name(p);
+		return "udmabuf-direct (O_DIRECT into the memfd's pages)";
+	return dmaio_path_name((uint32_t)p);
 }
 
 static int buf_kind = -1;
@@ -450,14 +464,14 @@ int main(int argc, char **argv)
 	if (src_stream)
 		size = 0;
 	if (S_ISBLK(sst.st_mode)) {
-		struct dmaio_file_info fi;
+		struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) };
 
-		ret = dmaio_probe_file(NULL, sfd, &fi);
+		ret = dmaio_fd_get_info(sfd, &fi);
 		if (ret < 0) {
 			fprintf(stderr, PROG ": probe %s: %s\n", src, strerror(-ret));
 			goto out;
 		}
-		size = fi.size;
+		size = fi.file_size;
 	}
 
 	/* DST may be a directory: copy into it under SRC's name */
@@ -501,7 +515,7 @@ int main(int argc, char **argv)
 
 	bs = src_stream ? (size_t)STREAM_BUF : size < BUF_MAX ? (size_t)size : (size_t)BUF_MAX;
 	for (;;) {
-		ret = dmaio_alloc(NULL, heap, bs, heap ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, &buf);
+		ret = ex_alloc(heap, bs, heap ? 0 : DMAIO_ALLOC_ALLOW_NON_DMABUF, &buf);
 		/* above the provider's limit (udmabuf size_limit_mb) or short of memory: smaller chunks */
 		if ((ret == -EFBIG || ret == -ENOMEM) && bs / 2 >= BUF_MIN) {
 			bs /= 2;
@@ -536,7 +550,7 @@ int main(int argc, char **argv)
 
 	buf_kind = dmaio_buf_kind(buf);
 	if (src_stream || dst_stream) {
-		ret = dmaio_map(buf, (void **)&map);
+		ret = dmaio_buf_map(buf, (void **)&map);
 		if (ret < 0) {
 			fprintf(stderr, PROG ": map the buffer (needed to stream %s): %s\n",
 				src_stream ? src : dst, strerror(-ret));
@@ -552,7 +566,7 @@ int main(int argc, char **argv)
 
 		/* fill the buffer from SRC */
 		if (src_stream)
-			dmaio_sync_begin(buf, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_begin(buf, DMAIO_SYNC_WRITE);
 		while (r < bs && !eof) {
 			size_t n = bs - r < step ? bs - r : step;
 			ssize_t got;
@@ -565,9 +579,9 @@ int main(int argc, char **argv)
 					got = -errno;
 				eof = got == 0;
 			} else {
-				struct dmaio_xfer x = { 0 };
+				struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 
-				got = dmaio_read_file_ex(buf, r, sfd, (off_t)(off + r), n, flags, &x);
+				got = dmaio_fd_read(sfd, (off_t)(off + r), buf, r, n, flags, &x);
 				account(&rd, &x);
 				eof = got >= 0 && (size_t)got < n;
 			}
@@ -580,10 +594,10 @@ int main(int argc, char **argv)
 			progress_update(&prog, off + r);
 		}
 		if (src_stream)
-			dmaio_sync_end(buf, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_end(buf, DMAIO_SYNC_WRITE);
 		/* and write it to DST */
 		if (dst_stream)
-			dmaio_sync_begin(buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_begin(buf, DMAIO_SYNC_READ);
 		for (w = 0; w < r;) {
 			size_t n = r - w < step ? r - w : step;
 			ssize_t put;
@@ -595,9 +609,9 @@ int main(int argc, char **argv)
 				if (put < 0)
 					put = -errno;
 			} else {
-				struct dmaio_xfer x = { 0 };
+				struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 
-				put = dmaio_write_file_ex(buf, w, dfd, (off_t)(off + w), n, flags, &x);
+				put = dmaio_fd_write(dfd, (off_t)(off + w), buf, w, n, flags, &x);
 				account(&wr, &x);
 			}
 			if (put < 0) {
@@ -613,7 +627,7 @@ int main(int argc, char **argv)
 			w += (size_t)put;
 		}
 		if (dst_stream)
-			dmaio_sync_end(buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_end(buf, DMAIO_SYNC_READ);
 		off += (uint64_t)r;
 		if (off > prog.total && !src_stream)
 			prog.total = off;
@@ -659,7 +673,7 @@ done:
 	}
 	status = 0;
 out:
-	dmaio_free(buf);
+	dmaio_buf_free(buf);
 	if (sfd >= 0)
 		close(sfd);
 	if (dfd >= 0)

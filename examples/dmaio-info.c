@@ -157,6 +157,26 @@ static int node_perms(const char *path, char *out, size_t len)
 /* ------------------------------------------------------------------------------------------- */
 /* the report, gathered first and then printed as text or JSON */
 
+/* A buffer from one provider by name (NULL: the library's order). */
+static int ex_alloc(const char *provider, uint64_t size, uint32_t flags, struct dmaio_buf **b)
+{
+	const char *list[2] = { provider, NULL };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .flags = flags,
+				      .providers = provider ? list : NULL };
+
+	return dmaio_buf_alloc(NULL, size, &o, b, NULL);
+}
+
+/* The path a read of [off, off + len) into b at 0 would take, and why. */
+static int choose(struct dmaio_buf *b, int fd, uint64_t off, uint64_t len, char *why, size_t n)
+{
+	struct dmaio_reason r = { .struct_size = sizeof(r) };
+	int path = dmaio_fd_choose_path(fd, off, b, 0, len, DMAIO_OP_READ, 0, &r);
+
+	snprintf(why, n, "%s", r.text);
+	return path;
+}
+
 struct prov {
 	char name[64];
 	const char *type;   /* "dma-heap", "udmabuf", "udmabuf-huge", "drm", "memfd" */
@@ -166,6 +186,7 @@ struct prov {
 
 struct heap_rep {
 	struct dmaio_heap_info hi;
+	struct dmaio_heap_proposed hp; /* what the unmerged proposals answer for it */
 	char perms[96];
 	int shared;         /* node_perms(): 1 usable by a group or everyone, 0 root only */
 };
@@ -174,7 +195,7 @@ struct file_choice {
 	char provider[64];
 	int alloc_err;
 	size_t buf_len;
-	int path;           /* >= 0 path, else -errno of dmaio_choose_path() */
+	int path;           /* >= 0 path, else -errno of dmaio_fd_choose_path() */
 	char why[256];
 	bool has_last;      /* the last chunk of a whole-file read, when it differs */
 	uint64_t last_off;
@@ -195,7 +216,8 @@ struct file_rep {
 struct report {
 	int sys_err;
 	struct dmaio_sys_info sys;
-	int nheaps;         /* from dmaio_probe_heaps(), or -errno */
+	struct dmaio_proposed_info prop; /* what the unmerged proposals answer here */
+	int nheaps;         /* from dmaio_ctx_heap_count(), or -errno */
 	struct heap_rep heaps[MAX_HEAPS];
 	char udmabuf_perms[96];
 	int udmabuf_shared;
@@ -289,18 +311,18 @@ static void probe_providers(struct report *r)
 
 		if (!strcmp(p->type, "udmabuf-huge") && r->sys.huge_page_size)
 			sz = r->sys.huge_page_size;
-		p->err = dmaio_alloc(NULL, p->name, sz, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
+		p->err = ex_alloc(p->name, sz, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
 		if (p->err == 0) {
-			dmaio_free(b);
+			dmaio_buf_free(b);
 			if (p->dmabuf)
 				r->any_dmabuf = true;
 		}
 	}
-	r->default_err = dmaio_alloc(NULL, NULL, page, 0, &b);
+	r->default_err = ex_alloc(NULL, page, 0, &b);
 	if (r->default_err == 0) {
 		snprintf(r->default_provider, sizeof(r->default_provider), "%s",
 			 dmaio_buf_provider(b) ? dmaio_buf_provider(b) : "?");
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	}
 }
 
@@ -401,7 +423,7 @@ static void probe_file(struct report *r, struct file_rep *f)
 		f->open_err = -errno;
 		return;
 	}
-	f->probe_err = dmaio_probe_file(NULL, fd, &f->fi);
+	f->probe_err = dmaio_fd_get_info(fd, &f->fi);
 	if (f->probe_err < 0) {
 		close(fd);
 		return;
@@ -410,7 +432,7 @@ static void probe_file(struct report *r, struct file_rep *f)
 		const struct prov *p = &r->provs[i];
 		struct file_choice *c;
 		struct dmaio_buf *b = NULL;
-		uint64_t size = f->fi.size;
+		uint64_t size = f->fi.file_size;
 		size_t len;
 		int ret;
 
@@ -423,20 +445,20 @@ static void probe_file(struct report *r, struct file_rep *f)
 		    len > r->sys.udmabuf_size_limit)
 			len = r->sys.udmabuf_size_limit;
 		c->buf_len = len;
-		ret = dmaio_alloc(NULL, p->name, len ? len : r->sys.page_size, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
+		ret = ex_alloc(p->name, len ? len : r->sys.page_size, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
 		while (ret == -EFBIG || ret == -ENOMEM) {
 			/* provider limit or memory pressure: try a smaller range */
 			if (len <= r->sys.page_size)
 				break;
 			len /= 2;
 			c->buf_len = len;
-			ret = dmaio_alloc(NULL, p->name, len, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
+			ret = ex_alloc(p->name, len, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
 		}
 		if (ret < 0) {
 			c->alloc_err = ret;
 			continue;
 		}
-		c->path = dmaio_choose_path(b, 0, fd, 0, len, 0, 0, c->why, sizeof(c->why));
+		c->path = choose(b, fd, 0, len, c->why, sizeof(c->why));
 		if (len && size > len) {
 			/* the last chunk of a whole-file read in chunks of len */
 			uint64_t off = (size / len) * len;
@@ -448,7 +470,7 @@ static void probe_file(struct report *r, struct file_rep *f)
 				off -= len;
 				tail = len;
 			}
-			path = dmaio_choose_path(b, 0, fd, (off_t)off, tail, 0, 0, why, sizeof(why));
+			path = choose(b, fd, off, tail, why, sizeof(why));
 			if (path != c->path || strcmp(why, c->why)) {
 				c->has_last = true;
 				c->last_off = off;
@@ -457,7 +479,7 @@ static void probe_file(struct report *r, struct file_rep *f)
 				snprintf(c->last_why, sizeof(c->last_why), "%s", why);
 			}
 		}
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	}
 	close(fd);
 	if (f->fi.direct == DMAIO_CAP_NO)
@@ -482,6 +504,7 @@ static const char *path_str(int path)
 static void print_text(const struct report *r)
 {
 	const struct dmaio_sys_info *s = &r->sys;
+	const struct dmaio_proposed_info *pp = &r->prop;
 	char tmp[64];
 	int i, j, n;
 
@@ -504,15 +527,16 @@ static void print_text(const struct report *r)
 		printf("\n");
 	for (i = 0; i < n; i++) {
 		const struct dmaio_heap_info *h = &r->heaps[i].hi;
+		const struct dmaio_heap_proposed *hp = &r->heaps[i].hp;
 
 		printf("  %-16s %-24s alloc %s", h->name, r->heaps[i].perms, cap_name(h->alloc));
 		if (h->alloc == DMAIO_CAP_NO)
 			printf(" (%s)", errname(h->alloc_err));
-		printf(", mmap %s, rw-file %s", cap_name(h->mmap), cap_name(h->rw_file));
-		if (h->rw_file == DMAIO_CAP_NO)
-			printf(" (%s: %s)", errname(h->rw_file_err), rw_file_meaning(h->rw_file, h->rw_file_err));
-		if (h->uring_dmabuf != DMAIO_CAP_UNKNOWN)
-			printf(", io_uring dma-buf %s", cap_name(h->uring_dmabuf));
+		printf(", mmap %s, rw-file %s", cap_name(h->mmap), cap_name(hp->rw_file));
+		if (hp->rw_file == DMAIO_CAP_NO)
+			printf(" (%s: %s)", errname(hp->rw_file_err), rw_file_meaning(hp->rw_file, hp->rw_file_err));
+		if (hp->uring_dmabuf != DMAIO_CAP_UNKNOWN)
+			printf(", io_uring dma-buf %s", cap_name(hp->uring_dmabuf));
 		if (h->contiguous)
 			printf(", physically contiguous (CMA)");
 		if (h->uncached)
@@ -521,7 +545,7 @@ static void print_text(const struct report *r)
 	}
 	if (r->nheaps > MAX_HEAPS)
 		printf("  ... and %d more\n", r->nheaps - MAX_HEAPS);
-	printf("  DMA_BUF_IOCTL_RW_FILE in the kernel: %s\n", cap_name(s->rw_file_kernel));
+	printf("  DMA_BUF_IOCTL_RW_FILE in the kernel: %s\n", cap_name(pp->rw_file_kernel));
 
 	printf("\nudmabuf (/dev/udmabuf): ");
 	if (s->udmabuf_err == -ENOENT) {
@@ -556,14 +580,14 @@ static void print_text(const struct report *r)
 		printf(", kernel.io_uring_disabled=%d", s->io_uring_disabled);
 	printf(", fixed buffers: %s\n", cap_name(s->io_uring_fixed));
 	printf("io_uring dma-buf registration (proposed): kernel %s",
-	       s->uring_dmabuf_kernel == DMAIO_CAP_YES ? "has it" : "lacks it");
-	if (s->uring_dmabuf_kernel == DMAIO_CAP_NO)
-		printf(" (%s)", errname(s->uring_dmabuf_err));
+	       pp->uring_dmabuf_kernel == DMAIO_CAP_YES ? "has it" : "lacks it");
+	if (pp->uring_dmabuf_kernel == DMAIO_CAP_NO)
+		printf(" (%s)", errname(pp->uring_dmabuf_err));
 	else
-		printf(", a heap buffer for %s: %s", s->uring_dmabuf_dev[0] ? s->uring_dmabuf_dev :
-		       "(no NVMe device to try)", cap_name(s->uring_dmabuf));
-	if (s->uring_dmabuf_kernel == DMAIO_CAP_YES && s->uring_dmabuf == DMAIO_CAP_NO)
-		printf(" (%s)", errname(s->uring_dmabuf_err));
+		printf(", a heap buffer for %s: %s", pp->uring_dmabuf_dev[0] ? pp->uring_dmabuf_dev :
+		       "(no NVMe device to try)", cap_name(pp->uring_dmabuf));
+	if (pp->uring_dmabuf_kernel == DMAIO_CAP_YES && pp->uring_dmabuf == DMAIO_CAP_NO)
+		printf(" (%s)", errname(pp->uring_dmabuf_err));
 	printf("\n");
 	printf("dma-heap memcg accounting: %s\n", s->heap_memcg > 0 ? "on (dma_heap.mem_accounting)" :
 	       s->heap_memcg == 0 ? "off (dma_heap.mem_accounting=N)" : "not in this kernel (7.0+)");
@@ -600,9 +624,9 @@ static void print_text(const struct report *r)
 			printf("cannot probe: %s\n", strerror(-f->probe_err));
 			continue;
 		}
-		human_size(tmp, sizeof(tmp), fi->size);
+		human_size(tmp, sizeof(tmp), fi->file_size);
 		printf("%s%s, %" PRIu64 " bytes (%s), %s (0x%x)\n", fi->is_blockdev ? "block device" : "file",
-		       "", fi->size, tmp, fs_name(fi->fs_magic), fi->fs_magic);
+		       "", fi->file_size, tmp, fs_name(fi->fs_magic), fi->fs_magic);
 		printf("  O_DIRECT: %s", cap_name(fi->direct));
 		if (fi->direct == DMAIO_CAP_NO)
 			printf(" (%s)", errname(fi->direct_err));
@@ -621,7 +645,7 @@ static void print_text(const struct report *r)
 				continue;
 			}
 			printf("  %-16s %s buffer, bytes [0, %zu)%s: %s", c->provider, tmp, c->buf_len,
-			       fi->size > c->buf_len ? " (the first chunk)" : "", path_str(c->path));
+			       fi->file_size > c->buf_len ? " (the first chunk)" : "", path_str(c->path));
 			if (c->why[0])
 				printf(" - %s", c->why);
 			printf("\n");
@@ -795,6 +819,7 @@ static void j_cap(struct json *j, const char *key, int cap)
 static void print_json(const struct report *r)
 {
 	const struct dmaio_sys_info *s = &r->sys;
+	const struct dmaio_proposed_info *pp = &r->prop;
 	struct json j = { .depth = -1 };
 	char ver[32];
 	int i, k, n;
@@ -811,11 +836,12 @@ static void print_json(const struct report *r)
 	j_open(&j, "heaps", '{');
 	j_int(&j, "count", r->nheaps < 0 ? 0 : r->nheaps);
 	j_err(&j, "error", r->nheaps < 0 ? r->nheaps : 0);
-	j_cap(&j, "rw_file_kernel", s->rw_file_kernel);
+	j_cap(&j, "rw_file_kernel", pp->rw_file_kernel);
 	j_open(&j, "list", '[');
 	n = r->nheaps < 0 ? 0 : r->nheaps > MAX_HEAPS ? MAX_HEAPS : r->nheaps;
 	for (i = 0; i < n; i++) {
 		const struct dmaio_heap_info *h = &r->heaps[i].hi;
+		const struct dmaio_heap_proposed *hp = &r->heaps[i].hp;
 
 		j_open(&j, NULL, '{');
 		j_str(&j, "name", h->name);
@@ -823,10 +849,10 @@ static void print_json(const struct report *r)
 		j_cap(&j, "alloc", h->alloc);
 		j_err(&j, "alloc_error", h->alloc == DMAIO_CAP_NO ? h->alloc_err : 0);
 		j_cap(&j, "mmap", h->mmap);
-		j_cap(&j, "rw_file", h->rw_file);
-		j_err(&j, "rw_file_error", h->rw_file == DMAIO_CAP_NO ? h->rw_file_err : 0);
-		j_str(&j, "rw_file_meaning", rw_file_meaning(h->rw_file, h->rw_file_err));
-		j_cap(&j, "uring_dmabuf", h->uring_dmabuf);
+		j_cap(&j, "rw_file", hp->rw_file);
+		j_err(&j, "rw_file_error", hp->rw_file == DMAIO_CAP_NO ? hp->rw_file_err : 0);
+		j_str(&j, "rw_file_meaning", rw_file_meaning(hp->rw_file, hp->rw_file_err));
+		j_cap(&j, "uring_dmabuf", hp->uring_dmabuf);
 		j_bool(&j, "contiguous", h->contiguous);
 		j_bool(&j, "uncached", h->uncached);
 		j_close(&j, '}');
@@ -854,10 +880,10 @@ static void print_json(const struct report *r)
 	j_err(&j, "error", s->io_uring == DMAIO_CAP_NO ? s->io_uring_err : 0);
 	j_int(&j, "io_uring_disabled", s->io_uring_disabled);
 	j_cap(&j, "fixed_buffers", s->io_uring_fixed);
-	j_cap(&j, "dmabuf_registration_kernel", s->uring_dmabuf_kernel);
-	j_cap(&j, "dmabuf_registration", s->uring_dmabuf);
-	j_err(&j, "dmabuf_registration_error", s->uring_dmabuf == DMAIO_CAP_NO ? s->uring_dmabuf_err : 0);
-	j_str(&j, "dmabuf_registration_device", s->uring_dmabuf_dev[0] ? s->uring_dmabuf_dev : NULL);
+	j_cap(&j, "dmabuf_registration_kernel", pp->uring_dmabuf_kernel);
+	j_cap(&j, "dmabuf_registration", pp->uring_dmabuf);
+	j_err(&j, "dmabuf_registration_error", pp->uring_dmabuf == DMAIO_CAP_NO ? pp->uring_dmabuf_err : 0);
+	j_str(&j, "dmabuf_registration_device", pp->uring_dmabuf_dev[0] ? pp->uring_dmabuf_dev : NULL);
 	j_close(&j, '}');
 
 	j_open(&j, "dma_heap", '{');
@@ -905,7 +931,7 @@ static void print_json(const struct report *r)
 		j_err(&j, "error", f->open_err ? f->open_err : f->probe_err);
 		if (ok) {
 			j_bool(&j, "block_device", fi->is_blockdev);
-			j_int(&j, "size", (long long)fi->size);
+			j_int(&j, "size", (long long)fi->file_size);
 			j_str(&j, "filesystem", fs_name(fi->fs_magic));
 			j_int(&j, "fs_magic", fi->fs_magic);
 			j_cap(&j, "direct", fi->direct);
@@ -1016,16 +1042,23 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	r->env_path = getenv("DMAIO_PATH");
-	r->sys_err = dmaio_probe_system(NULL, &r->sys);
+	r->sys.struct_size = sizeof(r->sys);
+	r->prop.struct_size = sizeof(r->prop);
+	r->sys_err = dmaio_ctx_get_system(NULL, &r->sys);
+	if (!r->sys_err)
+		r->sys_err = dmaio_ctx_get_proposed(NULL, &r->prop);
 	if (r->sys_err == 0) {
-		struct dmaio_heap_info hi[MAX_HEAPS];
-
-		r->nheaps = dmaio_probe_heaps(NULL, hi, MAX_HEAPS);
+		r->nheaps = dmaio_ctx_heap_count(NULL);
 		for (i = 0; i < r->nheaps && i < MAX_HEAPS; i++) {
+			struct heap_rep *h = &r->heaps[i];
 			char node[128];
 
-			r->heaps[i].hi = hi[i];
-			snprintf(node, sizeof(node), "/dev/dma_heap/%.63s", hi[i].name);
+			h->hi.struct_size = sizeof(h->hi);
+			h->hp.struct_size = sizeof(h->hp);
+			if (dmaio_ctx_get_heap(NULL, (uint32_t)i, &h->hi) ||
+			    dmaio_ctx_get_heap_proposed(NULL, (uint32_t)i, &h->hp))
+				snprintf(h->hi.name, sizeof(h->hi.name), "?");
+			snprintf(node, sizeof(node), "/dev/dma_heap/%.63s", h->hi.name);
 			r->heaps[i].shared = node_perms(node, r->heaps[i].perms, sizeof(r->heaps[i].perms));
 		}
 		/* the library reports an absent /dev/dma_heap through nheaps; trust the node too */

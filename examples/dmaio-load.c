@@ -7,6 +7,9 @@
  *   dmaio-load --list model-00001.safetensors model-00002.safetensors
  *   dmaio-load --heap system --mode packed --verify --drop-cache model.gguf
  *   dmaio-load --generate /var/tmp/m --format st --shards 2 --tensors 1000 --size-mib 4096
+ *
+ * A file that is refused is reported with the library's reason: the shard, the field or tensor
+ * and the offsets or values that are wrong.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,12 +26,15 @@
 
 #include "dmaio-model.h"
 
+#define PROG "dmaio-load"
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: dmaio-load [options] FILE...\n"
 		"  -l, --list            list the tensors (no load)\n"
-		"  -H, --heap NAME       provider (dmaio_alloc name; default: the best)\n"
+		"  -H, --heap NAME       provider of the buffers (a dma-heap name, udmabuf,\n"
+		"                        udmabuf-huge, drm or memfd; default: the library's order)\n"
 		"  -m, --mode M          whole | tensor | packed (default packed)\n"
 		"  -b, --max-buf BYTES   packed: buffer limit (default: the provider's)\n"
 		"  -a, --align N         packed: tensor start alignment (default 0: the file phase only)\n"
@@ -38,6 +44,8 @@ static void usage(FILE *f)
 		"  -c, --cold            drop the files' page cache before loading (fadvise)\n"
 		"  -V, --verify          checksum every tensor against pread()\n"
 		"  -q, --quiet           one result line\n"
+		"      --version         print the version of dmaio-load and of the libdmaio it runs with\n"
+		"  -h, --help            this help\n"
 		"      --generate PREFIX write a test model: PREFIX-N-of-M.{safetensors,gguf}\n"
 		"      --format st|gguf  --shards N --tensors N --size-mib M  (for --generate)\n");
 }
@@ -234,9 +242,19 @@ static int generate(const char *prefix, const char *format, unsigned shards, uns
 	return 0;
 }
 
+/* buffer @b of the load (NULL past the count) */
+static struct dmaio_buf *lbuf(const struct dmaio_load *l, int b)
+{
+	struct dmaio_buf *buf = NULL;
+
+	if (dmaio_load_get_buf(l, (uint32_t)b, &buf) < 0)
+		return NULL;
+	return buf;
+}
+
 static int verify(struct dmaio_model *m, struct dmaio_load *l, const int *fds)
 {
-	int nt = dmaio_model_count(m), nb = dmaio_load_buf_count(l), bad = 0;
+	int nt = dmaio_model_tensor_count(m), nb = dmaio_load_buf_count(l), bad = 0;
 	void **maps = calloc((size_t)nb + 1, sizeof(void *));
 	size_t cap = 1 << 20;
 	unsigned char *tmp = malloc(cap);
@@ -244,26 +262,26 @@ static int verify(struct dmaio_model *m, struct dmaio_load *l, const int *fds)
 	if (!maps || !tmp)
 		return -ENOMEM;
 	for (int b = 0; b < nb; b++) {
-		int r = dmaio_map(dmaio_load_buf(l, (unsigned)b), &maps[b]);
+		int r = dmaio_buf_map(lbuf(l, b), &maps[b]);
 
 		if (r == 0)
-			r = dmaio_sync_begin(dmaio_load_buf(l, (unsigned)b), DMAIO_SYNC_READ);
+			r = dmaio_buf_sync_begin(lbuf(l, b), DMAIO_SYNC_READ);
 		if (r < 0) {
 			fprintf(stderr, "dmaio-load: map buffer %d: %s\n", b, strerror(-r));
 			return r;
 		}
 	}
 	for (int i = 0; i < nt; i++) {
-		struct dmaio_tensor_info ti;
-		struct dmaio_tensor_place pl;
+		struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
+		struct dmaio_tensor_place pl = { .struct_size = sizeof(struct dmaio_tensor_place) };
 		uint64_t h1 = 0xcbf29ce484222325ull, h2 = h1;
 
-		dmaio_model_tensor(m, (unsigned)i, &ti);
-		if (dmaio_load_tensor(l, (unsigned)i, &pl) < 0 || !pl.buf)
+		dmaio_model_get_tensor(m, (unsigned)i, &ti);
+		if (dmaio_load_get_tensor(l, (unsigned)i, &pl) < 0 || !pl.buf)
 			continue;
-		h1 = fnv(h1, (unsigned char *)maps[pl.buf_index] + pl.offset, (size_t)pl.size);
-		for (uint64_t o = 0; o < ti.size;) {
-			size_t n = ti.size - o < cap ? (size_t)(ti.size - o) : cap;
+		h1 = fnv(h1, (unsigned char *)maps[pl.buf_index] + pl.offset, (size_t)pl.nbytes);
+		for (uint64_t o = 0; o < ti.nbytes;) {
+			size_t n = ti.nbytes - o < cap ? (size_t)(ti.nbytes - o) : cap;
 			ssize_t r = pread(fds[ti.file], tmp, n, (off_t)(ti.offset + o));
 
 			if (r <= 0) {
@@ -282,8 +300,8 @@ static int verify(struct dmaio_model *m, struct dmaio_load *l, const int *fds)
 		}
 	}
 	for (int b = 0; b < nb; b++) {
-		dmaio_sync_end(dmaio_load_buf(l, (unsigned)b), DMAIO_SYNC_READ);
-		dmaio_unmap(dmaio_load_buf(l, (unsigned)b));
+		dmaio_buf_sync_end(lbuf(l, b), DMAIO_SYNC_READ);
+		dmaio_buf_unmap(lbuf(l, b));
 	}
 	free(maps);
 	free(tmp);
@@ -301,26 +319,33 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' },	  { "help", no_argument, 0, 'h' },
 		{ "generate", required_argument, 0, 1 }, { "format", required_argument, 0, 2 },
 		{ "shards", required_argument, 0, 3 },	  { "tensors", required_argument, 0, 4 },
-		{ "size-mib", required_argument, 0, 5 }, { 0, 0, 0, 0 },
+		{ "size-mib", required_argument, 0, 5 }, { "version", no_argument, 0, 6 },
+		{ 0, 0, 0, 0 },
 	};
-	struct dmaio_load_opts lo;
+	struct dmaio_alloc_opts ao = { .struct_size = sizeof(ao) };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	const char *providers[2] = { NULL, NULL };
+	struct dmaio_load_opts lo = { .struct_size = sizeof(struct dmaio_load_opts) };
 	bool list = false, do_verify = false, cold = false, quiet = false;
 	const char *gen = NULL, *format = "st";
 	unsigned shards = 1, ntensors = 1000;
 	uint64_t size_mib = 1024;
 	struct dmaio_model *m = NULL;
 	struct dmaio_load *l = NULL;
-	struct dmaio_load_stats st;
+	struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
 	struct rusage ru0, ru1;
 	int c, r, *fds, nfds;
 	uint64_t t0, t1;
 
-	memset(&lo, 0, sizeof(lo));
 	lo.mode = DMAIO_LOAD_PACKED;
 	while ((c = getopt_long(argc, argv, "lH:m:b:a:d:p:DcVqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': list = true; break;
-		case 'H': lo.heap = optarg; break;
+		case 'H':
+			providers[0] = optarg; /* a list of one */
+			ao.providers = providers;
+			lo.alloc = &ao;
+			break;
 		case 'm':
 			if (!strcmp(optarg, "whole"))
 				lo.mode = DMAIO_LOAD_WHOLE;
@@ -354,6 +379,14 @@ int main(int argc, char **argv)
 		case 3: shards = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 4: ntensors = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 5: size_mib = strtoull(optarg, NULL, 0); break;
+		case 6: {
+			uint32_t v = dmaio_version();
+
+			printf(PROG " %d.%d.%d (libdmaio %u.%u.%u)\n", DMAIO_VERSION_MAJOR,
+			       DMAIO_VERSION_MINOR, DMAIO_VERSION_MICRO, v >> 16, (v >> 8) & 0xff,
+			       v & 0xff);
+			return 0;
+		}
 		default: usage(stderr); return 2;
 		}
 	}
@@ -379,22 +412,27 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	r = dmaio_model_open(NULL, fds, (unsigned)nfds, 0, &m);
+	r = dmaio_model_open(NULL, fds, (uint32_t)nfds, 0, &m, &why);
 	if (r < 0) {
-		fprintf(stderr, "dmaio-load: %s: not a valid model: %s\n",
-			nfds == 1 ? argv[optind] : "the shards", strerror(-r));
+		unsigned shard;
+		const char *what = nfds == 1 ? argv[optind] : "the shards";
+
+		/* the reason names the shard by its index: the file name goes before it */
+		if (sscanf(why.text, "file %u:", &shard) == 1 && shard < (unsigned)nfds)
+			what = argv[optind + (int)shard];
+		fprintf(stderr, PROG ": %s: %s\n", what, why.text[0] ? why.text : strerror(-r));
 		return 1;
 	}
 	if (list) {
-		for (int i = 0; i < dmaio_model_count(m); i++) {
-			struct dmaio_tensor_info ti;
+		for (int i = 0; i < dmaio_model_tensor_count(m); i++) {
+			struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
 
-			dmaio_model_tensor(m, (unsigned)i, &ti);
+			dmaio_model_get_tensor(m, (unsigned)i, &ti);
 			printf("%-48s %-8s [", ti.name, ti.dtype_name);
 			for (unsigned k = 0; k < ti.ndims; k++)
 				printf("%s%" PRIu64, k ? ", " : "", ti.shape[k]);
 			printf("]  file %u  offset %" PRIu64 "  %" PRIu64 " bytes\n", ti.file, ti.offset,
-			       ti.size);
+			       ti.nbytes);
 		}
 		dmaio_model_close(m);
 		return 0;
@@ -404,11 +442,11 @@ int main(int argc, char **argv)
 			posix_fadvise(fds[i], 0, 0, POSIX_FADV_DONTNEED);
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();
-	r = dmaio_model_load(m, &lo, &l);
+	r = dmaio_model_load(m, &lo, &l, &why);
 	t1 = now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	if (r < 0) {
-		fprintf(stderr, "dmaio-load: load: %s\n", strerror(-r));
+		fprintf(stderr, PROG ": load: %s\n", why.text[0] ? why.text : strerror(-r));
 		return 1;
 	}
 	dmaio_load_get_stats(l, &st);
@@ -419,13 +457,13 @@ int main(int argc, char **argv)
 		     (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
 	printf("%d tensors, %" PRIu64 " bytes in %" PRIu64 " buffers (%s), %" PRIu64
 	       " ranges: %.3f s, %.2f GB/s, CPU %.3f s (%.3f s/GiB), peak RSS %ld KiB\n",
-	       dmaio_model_count(m), st.bytes, st.buffers,
-	       dmaio_load_buf_count(l) ? dmaio_buf_provider(dmaio_load_buf(l, 0)) : "-", st.ranges,
+	       dmaio_model_tensor_count(m), st.bytes, st.buffers,
+	       dmaio_load_buf_count(l) ? dmaio_buf_provider(lbuf(l, 0)) : "-", st.ranges,
 	       secs, (double)st.bytes / secs / 1e9, cpu,
 	       st.bytes ? cpu / ((double)st.bytes / 1073741824.0) : 0.0, ru1.ru_maxrss);
 	if (!quiet) {
 		printf("paths:");
-		for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
+		for (uint32_t p = 0; p < DMAIO_PATH_SLOTS; p++)
 			if (st.path_bytes[p])
 				printf(" %s %.1f%%", dmaio_path_name(p) ? dmaio_path_name(p) : "?",
 				       100.0 * (double)st.path_bytes[p] / (double)st.bytes);

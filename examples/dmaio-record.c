@@ -6,8 +6,8 @@
  * Sources:
  *   --device /dev/videoN  a V4L2 single-planar capture device (e.g. vivid), buffers either
  *       --io mmap    the driver's (V4L2_MEMORY_MMAP), exported with VIDIOC_EXPBUF and wrapped
- *                    with dmaio_import(), or
- *       --io dmabuf  ours: dmaio_alloc_image() image buffers queued as V4L2_MEMORY_DMABUF.
+ *                    with dmaio_buf_import(), or
+ *       --io dmabuf  ours: dmaio_buf_alloc_image() image buffers queued as V4L2_MEMORY_DMABUF.
  *   --synthetic           image buffers of ours filled by the program at --fps (a timerfd).
  *                         Each buffer is rendered once; per frame only a 64-byte stamp (frame
  *                         number, time) is written, so the CPU per frame is the write path's.
@@ -152,57 +152,59 @@ static bool interactive(int fd)
 /* ------------------------------------------------------------------------------------------ */
 /* Buffers */
 
-/* Our image buffers: dmaio_alloc_image() from --heap (or the library's order), CONTIGUOUS on
- * request; a plain memfd is allowed for the synthetic source when no dma-buf provider works. */
+/* Our image buffers: dmaio_buf_alloc_image() from --heap (or the library's order), CONTIGUOUS
+ * on request; a plain memfd is allowed for the synthetic source when no dma-buf provider works. */
 static void alloc_images(struct rec *r)
 {
 	const char *provs[2] = { r->heap, NULL };
-	struct dmaio_image_desc d;
+	struct dmaio_image_desc d = { .struct_size = sizeof(d) };
 	struct dmaio_alloc_opts o;
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
 	char name[DMAIO_BUF_NAME_MAX];
 	int rc;
 
-	memset(&d, 0, sizeof(d));
 	d.width = r->width;
 	d.height = r->height;
 	d.fourcc = r->drm_fmt;
 	d.modifier = DRM_FORMAT_MOD_LINEAR;
+	r->lay.struct_size = sizeof(r->lay);
 	for (unsigned i = 0; i < r->nbufs; i++) {
-		memset(&o, 0, sizeof(o));
+		o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o) };
 		o.flags = r->contiguous ? DMAIO_ALLOC_CONTIGUOUS : 0;
 		if (r->src == SRC_SYNTH && !r->heap && !r->contiguous)
 			o.flags |= DMAIO_ALLOC_ALLOW_NON_DMABUF;
 		o.providers = r->heap ? provs : NULL;
 		snprintf(name, sizeof(name), "dmaio-record-%u", i);
 		o.name = name;
-		rc = dmaio_alloc_image(r->ctx, &d, &o, &r->bufs[i].b, &r->lay);
+		rc = dmaio_buf_alloc_image(r->ctx, &d, &o, &r->bufs[i].b, &r->lay, &why);
 		if (rc)
-			die("dmaio_alloc_image(%ux%u, %s%s) failed: %s (DMAIO_DEBUG=1 says why)",
-			    r->width, r->height, r->heap ? r->heap : "any provider",
-			    r->contiguous ? ", contiguous" : "", strerror(-rc));
-		rc = dmaio_map(r->bufs[i].b, (void **)&r->bufs[i].map);
+			die("dmaio_buf_alloc_image(%ux%u, %s%s) failed: %s (%s)", r->width, r->height,
+			    r->heap ? r->heap : "any provider", r->contiguous ? ", contiguous" : "",
+			    strerror(-rc), why.text[0] ? why.text : "DMAIO_DEBUG=1 says why");
+		rc = dmaio_buf_map(r->bufs[i].b, (void **)&r->bufs[i].map);
 		if (rc)
-			die("dmaio_map: %s", strerror(-rc));
+			die("dmaio_buf_map: %s", strerror(-rc));
 	}
-	r->frame_size = r->lay.size;
+	r->frame_size = r->lay.total_size;
 }
 
 /* Synthetic: render a picture once per buffer (luma ramp, neutral chroma). */
 static void render_once(struct rec *r, unsigned i)
 {
 	struct frame_buf *fb = &r->bufs[i];
-	const struct dmaio_plane *p0 = &r->lay.planes[0];
+	uint64_t off0 = r->lay.offsets[0];
+	uint32_t stride0 = r->lay.strides[0];
 
-	dmaio_sync_begin(fb->b, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_begin(fb->b, DMAIO_SYNC_WRITE);
 	for (uint32_t y = 0; y < r->height; y++) {
-		uint8_t *line = fb->map + p0->offset + (uint64_t)y * p0->stride;
+		uint8_t *line = fb->map + off0 + (uint64_t)y * stride0;
 
-		for (uint32_t x = 0; x < p0->stride; x++)
+		for (uint32_t x = 0; x < stride0; x++)
 			line[x] = (uint8_t)(x + y + 37 * i);
 	}
 	for (unsigned p = 1; p < r->lay.num_planes; p++)
-		memset(fb->map + r->lay.planes[p].offset, 128, r->lay.planes[p].size);
-	dmaio_sync_end(fb->b, DMAIO_SYNC_WRITE);
+		memset(fb->map + r->lay.offsets[p], 128, r->lay.plane_sizes[p]);
+	dmaio_buf_sync_end(fb->b, DMAIO_SYNC_WRITE);
 }
 
 /* Synthetic: the per-frame work of the source, a stamp of 64 bytes. */
@@ -213,9 +215,9 @@ static void stamp(struct rec *r, unsigned i, uint64_t frame)
 
 	memset(s, 0, sizeof(s));
 	snprintf(s, sizeof(s), "dmaio-record frame %" PRIu64 " t %" PRIu64, frame, now_ns());
-	dmaio_sync_begin(fb->b, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_begin(fb->b, DMAIO_SYNC_WRITE);
 	memcpy(fb->map, s, sizeof(s) < r->frame_size ? sizeof(s) : r->frame_size);
-	dmaio_sync_end(fb->b, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_end(fb->b, DMAIO_SYNC_WRITE);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -250,12 +252,14 @@ static void v4l2_open(struct rec *r)
 	if (r->io == IO_DMABUF) {
 		alloc_images(r);
 	} else {
-		struct dmaio_image_desc d = { .width = r->width, .height = r->height,
-					      .fourcc = r->drm_fmt };
+		struct dmaio_image_desc d = { .struct_size = sizeof(d), .width = r->width,
+					      .height = r->height, .fourcc = r->drm_fmt };
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
 
-		rc = dmaio_image_layout(&d, &r->lay);
+		r->lay.struct_size = sizeof(r->lay);
+		rc = dmaio_image_get_layout(&d, &r->lay, &why);
 		if (rc)
-			die("dmaio_image_layout: %s", strerror(-rc));
+			die("dmaio_image_get_layout: %s (%s)", strerror(-rc), why.text);
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
@@ -263,7 +267,7 @@ static void v4l2_open(struct rec *r)
 	f.fmt.pix.height = r->height;
 	f.fmt.pix.pixelformat = r->v4l2_fmt;
 	f.fmt.pix.field = V4L2_FIELD_NONE;
-	f.fmt.pix.bytesperline = r->io == IO_DMABUF ? r->lay.planes[0].stride : 0;
+	f.fmt.pix.bytesperline = r->io == IO_DMABUF ? r->lay.strides[0] : 0;
 	rc = xioctl(r->vfd, VIDIOC_S_FMT, &f);
 	if (rc)
 		die("%s: VIDIOC_S_FMT: %s", r->device, strerror(-rc));
@@ -274,11 +278,11 @@ static void v4l2_open(struct rec *r)
 		    (const char *)&r->v4l2_fmt, r->width, r->height);
 	r->bytesperline = f.fmt.pix.bytesperline;
 	r->frame_size = f.fmt.pix.sizeimage;
-	if (r->io == IO_DMABUF && (f.fmt.pix.bytesperline != r->lay.planes[0].stride ||
-				   f.fmt.pix.sizeimage > r->lay.size))
+	if (r->io == IO_DMABUF && (f.fmt.pix.bytesperline != r->lay.strides[0] ||
+				   f.fmt.pix.sizeimage > r->lay.total_size))
 		die("%s: the driver wants bytesperline %u, sizeimage %u; our image buffers have "
 		    "stride %u, size %" PRIu64, r->device, f.fmt.pix.bytesperline,
-		    f.fmt.pix.sizeimage, r->lay.planes[0].stride, r->lay.size);
+		    f.fmt.pix.sizeimage, r->lay.strides[0], r->lay.total_size);
 
 	memset(&parm, 0, sizeof(parm));
 	parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
@@ -312,26 +316,26 @@ static void v4l2_buffers(struct rec *r)
 		die("%s: the driver gives %u buffers", r->device, rb.count);
 	if (r->io == IO_DMABUF && rb.count < r->nbufs) {
 		for (unsigned i = rb.count; i < r->nbufs; i++)
-			dmaio_free(r->bufs[i].b);
+			dmaio_buf_free(r->bufs[i].b);
 	}
 	r->nbufs = rb.count;
 	if (r->io == IO_DMABUF)
 		return;
 	for (unsigned i = 0; i < r->nbufs; i++) {
-		/* O_RDWR: dmaio_map() maps read-write */
+		/* O_RDWR: dmaio_buf_map() maps read-write */
 		struct v4l2_exportbuffer eb = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .index = i,
 						.flags = O_RDWR | O_CLOEXEC };
 
 		rc = xioctl(r->vfd, VIDIOC_EXPBUF, &eb);
 		if (rc)
 			die("%s: VIDIOC_EXPBUF: %s (try --io dmabuf)", r->device, strerror(-rc));
-		rc = dmaio_import(r->ctx, eb.fd, 0, &r->bufs[i].b);
+		rc = dmaio_buf_import(r->ctx, eb.fd, 0, &r->bufs[i].b);
 		close(eb.fd); /* the import keeps a duplicate */
 		if (rc)
-			die("dmaio_import: %s", strerror(-rc));
-		rc = dmaio_map(r->bufs[i].b, (void **)&r->bufs[i].map);
+			die("dmaio_buf_import: %s", strerror(-rc));
+		rc = dmaio_buf_map(r->bufs[i].b, (void **)&r->bufs[i].map);
 		if (rc)
-			die("dmaio_map of an exported V4L2 buffer: %s", strerror(-rc));
+			die("dmaio_buf_map of an exported V4L2 buffer: %s", strerror(-rc));
 	}
 }
 
@@ -370,7 +374,7 @@ static void record_done(struct rec *r, uint64_t lat, int path)
 {
 	r->lat_ns[r->written++] = lat;
 	r->bytes += r->frame_size;
-	if (path >= 0 && path < DMAIO_PATH_SLOTS)
+	if (path >= 0 && (unsigned)path < DMAIO_PATH_SLOTS)
 		r->path_frames[path]++;
 	r->t_last = now_ns();
 }
@@ -392,7 +396,7 @@ static void baseline_write(struct rec *r, unsigned i, uint64_t k)
 	uint64_t t0 = now_ns();
 	ssize_t n;
 
-	dmaio_sync_begin(fb->b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_begin(fb->b, DMAIO_SYNC_READ);
 	if (r->base == BASE_DIRECT && r->direct_fd >= 0 && off % 4096 == 0) {
 		head = len & ~(size_t)4095; /* O_DIRECT for the 4 KiB multiple, the tail buffered */
 		for (size_t d = 0; d < head; d += (size_t)n) {
@@ -406,7 +410,7 @@ static void baseline_write(struct rec *r, unsigned i, uint64_t k)
 		if (n <= 0)
 			die("pwrite: %s", n < 0 ? strerror(errno) : "short write");
 	}
-	dmaio_sync_end(fb->b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_end(fb->b, DMAIO_SYNC_READ);
 	record_done(r, now_ns() - t0, -1);
 	give_back(r, i);
 }
@@ -415,7 +419,7 @@ static void baseline_write(struct rec *r, unsigned i, uint64_t k)
 static void new_frame(struct rec *r, unsigned i)
 {
 	uint64_t k = r->captured;
-	struct dmaio_io io;
+	struct dmaio_io io = { .struct_size = sizeof(io) };
 	int rc;
 
 	if (!r->t_first)
@@ -427,35 +431,34 @@ static void new_frame(struct rec *r, unsigned i)
 		baseline_write(r, i, k);
 		return;
 	}
-	memset(&io, 0, sizeof(io));
 	io.op = DMAIO_OP_WRITE;
 	io.buf = r->bufs[i].b;
 	io.file = r->file;
 	io.file_off = (int64_t)(k * r->frame_size);
 	io.len = r->frame_size;
 	io.user_data = i;
-	rc = dmaio_submit(r->q, &io, 1);
+	rc = dmaio_queue_submit(r->q, &io, 1);
 	if (rc == -EAGAIN || rc == 0) { /* the queue is full: the frame is dropped */
 		r->dropped_nobuf++;
 		give_back(r, i);
 		return;
 	}
 	if (rc < 0)
-		die("dmaio_submit: %s", strerror(-rc));
+		die("dmaio_queue_submit: %s", strerror(-rc));
 	r->captured++;
 	r->in_flight++;
 }
 
 static void reap(struct rec *r, unsigned min, int timeout_ms)
 {
-	struct dmaio_done d[32];
+	struct dmaio_done d[32] = { { .struct_size = sizeof(d[0]) } };
 	int n;
 
-	n = dmaio_reap(r->q, d, 32, min, timeout_ms);
+	n = dmaio_queue_reap(r->q, d, 32, min, timeout_ms);
 	if (n == -ETIME)
 		return;
 	if (n < 0)
-		die("dmaio_reap: %s", strerror(-n));
+		die("dmaio_queue_reap: %s", strerror(-n));
 	for (int j = 0; j < n; j++) {
 		unsigned i = (unsigned)d[j].user_data;
 
@@ -629,8 +632,8 @@ static void usage(FILE *out)
 		"k * frame size of OUTPUT (raw frames, no container).\n"
 		"\n"
 		"  --device PATH      V4L2 capture device (default /dev/video0)\n"
-		"  --io mmap|dmabuf   mmap: the driver's buffers, VIDIOC_EXPBUF + dmaio_import (default);\n"
-		"                     dmabuf: our image buffers (dmaio_alloc_image) as V4L2_MEMORY_DMABUF\n"
+		"  --io mmap|dmabuf   mmap: the driver's buffers, VIDIOC_EXPBUF + dmaio_buf_import (default);\n"
+		"                     dmabuf: our image buffers (dmaio_buf_alloc_image) as V4L2_MEMORY_DMABUF\n"
 		"  --synthetic        frames generated into our image buffers at --fps instead\n"
 		"  --format NV12|YUYV pixel format (default NV12)\n"
 		"  --size WxH         frame size (default 1920x1080)\n"
@@ -675,7 +678,7 @@ static double pct_ms(const uint64_t *s, uint64_t n, double p)
 
 static void report(struct rec *r, uint64_t cpu, uint64_t wall, uint64_t sync_ns, uint64_t cpu_sync)
 {
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(st) };
 	double secs = (double)wall / 1e9;
 	int first = 1;
 
@@ -697,14 +700,14 @@ static void report(struct rec *r, uint64_t cpu, uint64_t wall, uint64_t sync_ns,
 	       r->base == BASE_NONE ? "submit to completion" : "the pwrite() calls");
 	if (r->base == BASE_NONE) {
 		printf("paths:           ");
-		for (int p = 0; p < DMAIO_PATH_SLOTS; p++) {
+		for (unsigned p = 0; p < DMAIO_PATH_SLOTS; p++) {
 			if (!r->path_frames[p])
 				continue;
 			printf("%s %s %" PRIu64 " frames", first ? "" : ",",
 			       dmaio_path_name(p) ? dmaio_path_name(p) : "?", r->path_frames[p]);
 			first = 0;
 		}
-		if (dmaio_ctx_stats(r->ctx, &st) == 0)
+		if (dmaio_ctx_get_stats(r->ctx, &st) == 0)
 			printf(" (%" PRIu64 " fallbacks)", st.fallbacks);
 		printf("\n");
 	} else {
@@ -855,7 +858,7 @@ int main(int argc, char **argv)
 	/* refuse early (before the device is touched); the O_EXCL open below is the real check */
 	if (!r.force && access(r.out, F_OK) == 0)
 		die("%s exists (use --force to overwrite it)", r.out);
-	rc = dmaio_ctx_new(&r.ctx);
+	rc = dmaio_ctx_new(0, &r.ctx);
 	if (rc)
 		die("dmaio_ctx_new: %s", strerror(-rc));
 	r.lat_ns = calloc(r.frames, sizeof(*r.lat_ns));
@@ -875,8 +878,8 @@ int main(int argc, char **argv)
 		       r.fps > 0 ? "" : " (as fast as buffers free up)");
 	}
 	printf("buffers:          %u x %s (%s)%s\n", r.nbufs,
-	       r.src == SRC_V4L2 && r.io == IO_MMAP ? "V4L2 MMAP, EXPBUF + dmaio_import"
-						    : "dmaio_alloc_image",
+	       r.src == SRC_V4L2 && r.io == IO_MMAP ? "V4L2 MMAP, EXPBUF + dmaio_buf_import"
+						    : "dmaio_buf_alloc_image",
 	       dmaio_buf_provider(r.bufs[0].b), r.contiguous ? ", contiguous" : "");
 
 	/* the output: never an existing file without --force */
@@ -940,7 +943,7 @@ int main(int argc, char **argv)
 		xioctl(r.vfd, VIDIOC_REQBUFS, &rb);
 	}
 	for (unsigned i = 0; i < r.nbufs; i++)
-		dmaio_free(r.bufs[i].b);
+		dmaio_buf_free(r.bufs[i].b);
 	if (r.vfd >= 0)
 		close(r.vfd);
 	if (r.tfd >= 0)

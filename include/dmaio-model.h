@@ -4,10 +4,11 @@
  * @brief libdmaio model files: the tensor tables of safetensors and GGUF files, and loading their
  * tensors into dma-bufs through the asynchronous queue.
  *
- * Part of libdmaio (same library, same context and buffers as dmaio.h); this layer uses only the
- * public API of dmaio.h. The safetensors reader needs jansson (JSON, UTF-8 validation, duplicate
- * keys refused); a libdmaio built without it refuses safetensors files with -EOPNOTSUPP and still
- * reads GGUF.
+ * Its own library, libdmaio-model (pkg-config libdmaio-model), on the public API of dmaio.h only
+ * (same contexts and buffers); it follows dmaio.h's naming rule, extensible structs and reasons.
+ * The safetensors reader needs jansson (JSON, UTF-8 validation, duplicate keys refused); a
+ * libdmaio-model built without it refuses safetensors files with -EOPNOTSUPP and still reads
+ * GGUF.
  *
  * @par Errors of dmaio_model_open(): what a file can lie about, one errno each
  * | errno              | the file...                                                          |
@@ -33,7 +34,9 @@
  * | -ENOTEMPTY         | is safetensors with data bytes no tensor owns (holes, trailing bytes)|
  * | -ENXIO             | is GGUF with a tensor offset not a multiple of general.alignment     |
  *
- * Nothing is allocated when dmaio_model_open() fails.
+ * Each errno is for programs; for a person, the ::dmaio_reason of dmaio_model_open() names the
+ * file, the field or tensor, and the offsets or values that are wrong. Nothing is allocated
+ * when dmaio_model_open() fails.
  */
 #ifndef DMAIO_MODEL_H
 #define DMAIO_MODEL_H
@@ -117,130 +120,46 @@ enum dmaio_dtype {
 	DMAIO_DTYPE_F8_E5M2 = 262
 };
 
-/** One tensor of a model (dmaio_model_tensor()). Strings belong to the model. */
+/** One tensor of a model (dmaio_model_get_tensor(); 1.0 size: ::DMAIO_SIZE_TENSOR_INFO).
+ *  Strings belong to the model. */
 struct dmaio_tensor_info {
+	uint32_t struct_size;    /**< set by the caller: sizeof(struct dmaio_tensor_info) */
+	uint32_t dtype;          /**< ::dmaio_dtype */
 	const char *name;        /**< UTF-8, NUL-terminated, valid until dmaio_model_close() */
 	const char *dtype_name;  /**< "F16", "Q4_K", "BOOL", ... (static) */
-	uint32_t dtype;          /**< ::dmaio_dtype */
 	uint32_t ndims;          /**< 0 (a scalar) to ::DMAIO_MODEL_MAX_DIMS */
+	uint32_t file;           /**< shard index (the position of its fd in dmaio_model_open()) */
 	uint64_t shape[DMAIO_MODEL_MAX_DIMS]; /**< as in the file: safetensors outermost first,
 						   GGUF ne[0] (innermost) first; 0 past ndims */
 	uint64_t nelems;         /**< elements: the product of the shape */
-	uint32_t file;           /**< shard index (the position of its fd in dmaio_model_open()) */
 	uint32_t format;         /**< ::dmaio_model_format of that shard */
+	uint32_t pad0;           /**< zero */
 	uint64_t offset;         /**< absolute byte offset in that file */
-	uint64_t size;           /**< bytes */
-	uint64_t reserved[4];    /**< zero */
+	uint64_t nbytes;         /**< bytes */
 };
+/** Size of struct dmaio_tensor_info in 1.0. */
+#define DMAIO_SIZE_TENSOR_INFO (offsetof(struct dmaio_tensor_info, nbytes) + 8)
 
-/** One shard file of a model (dmaio_model_file()). */
+/** One shard file of a model (dmaio_model_get_file(); 1.0 size: ::DMAIO_SIZE_MODEL_FILE_INFO). */
 struct dmaio_model_file_info {
+	uint32_t struct_size;    /**< set by the caller: sizeof(struct dmaio_model_file_info) */
 	uint32_t format;         /**< ::dmaio_model_format */
 	uint32_t version;        /**< GGUF version; 0 for safetensors */
-	uint64_t size;           /**< file size, bytes */
+	uint32_t alignment;      /**< GGUF general.alignment (default 32); 1 for safetensors */
+	uint64_t file_size;      /**< file size, bytes */
 	uint64_t data_offset;    /**< start of the data section (safetensors 8 + N; GGUF aligned) */
 	uint64_t data_size;      /**< bytes from data_offset to the end of the last tensor */
-	uint32_t alignment;      /**< GGUF general.alignment (default 32); 1 for safetensors */
 	uint32_t ntensors;       /**< tensors of this file */
-	uint64_t reserved[4];    /**< zero */
+	uint32_t pad0;           /**< zero */
 };
+/** Size of struct dmaio_model_file_info in 1.0. */
+#define DMAIO_SIZE_MODEL_FILE_INFO (offsetof(struct dmaio_model_file_info, pad0) + 4)
 
 /** Every valid dmaio_model_open() flag (none yet). */
 #define DMAIO_MODEL_FLAGS_ALL 0u
 
-/**
- * @brief Read the tensor tables of a model made of one or more shard files.
- *
- * Every file is recognised by its first bytes ("GGUF" or a safetensors header length followed by
- * '{'), read with pread() and validated completely (see the table in the file comment) before the
- * call returns; the tensor data is not read. The library keeps a duplicate (O_CLOEXEC) of each
- * fd; the caller's fds may be closed afterwards. Tensor names must be unique across the shards.
- * Tensors are numbered shard by shard, in order of their offsets in the file.
- * @param ctx context for loading, or NULL for the default one.
- * @param fds the shard files, open for reading (regular files or block devices).
- * @param nfds how many (1 to ::DMAIO_MODEL_MAX_FILES).
- * @param flags 0.
- * @param[out] model receives the model.
- * @return 0.
- * @retval -EINVAL @p fds or @p model NULL, @p nfds 0 or above the limit, or unknown @p flags.
- * @retval -EBADF an fd negative, not open, an O_PATH descriptor, or not open for reading.
- * @retval -ESPIPE an fd that is not a regular file or block device.
- * @retval -EMFILE no descriptor left for the duplicates (also for the system-wide limit).
- * @retval -ENOMEM out of memory.
- * @retval -EIO an I/O error reading a header (or another -errno of pread()).
- * @retval -ENOEXEC, -EPROTONOSUPPORT, -EOPNOTSUPP, -ENODATA, -E2BIG, -EBADMSG, -EILSEQ, -EEXIST,
- *         -EPROTOTYPE, -EMSGSIZE, -EOVERFLOW, -EDOM, -ERANGE, -EADDRINUSE, -ENOTEMPTY, -ENXIO
- *         a file is malformed, as the table of the file comment says.
- * @since 0.3
- */
-int dmaio_model_open(struct dmaio_ctx *ctx, const int *fds, unsigned nfds, unsigned flags,
-		     struct dmaio_model **model);
-
-/**
- * @brief Close a model: its descriptors and tables. Loads made from it stay valid. NULL is a no-op.
- * @param model the model.
- * @since 0.3
- */
-void dmaio_model_close(struct dmaio_model *model);
-
-/**
- * @brief Number of tensors of the model (all shards).
- * @param model the model.
- * @return the count (>= 0).
- * @retval -EINVAL @p model NULL.
- * @since 0.3
- */
-int dmaio_model_count(const struct dmaio_model *model);
-
-/**
- * @brief One tensor of the model.
- * @param model the model.
- * @param index 0 to dmaio_model_count() - 1.
- * @param[out] info filled in.
- * @return 0.
- * @retval -EINVAL @p model or @p info NULL.
- * @retval -ERANGE @p index not below the count.
- * @since 0.3
- */
-int dmaio_model_tensor(const struct dmaio_model *model, unsigned index,
-		       struct dmaio_tensor_info *info);
-
-/**
- * @brief The index of the tensor of that name (binary search).
- * @param model the model.
- * @param name the name (exact bytes).
- * @return the index (>= 0).
- * @retval -EINVAL @p model or @p name NULL.
- * @retval -ENOENT no tensor has that name.
- * @since 0.3
- */
-int dmaio_model_find(const struct dmaio_model *model, const char *name);
-
-/**
- * @brief One shard file of the model.
- * @param model the model.
- * @param index 0 to the number of files - 1.
- * @param[out] info filled in.
- * @return the number of files of the model (>= 1).
- * @retval -EINVAL @p model or @p info NULL.
- * @retval -ERANGE @p index not below the number of files.
- * @since 0.3
- */
-int dmaio_model_file(const struct dmaio_model *model, unsigned index,
-		     struct dmaio_model_file_info *info);
-
-/**
- * @brief The name of an element type ("F32", "Q4_K", "BOOL"...).
- * @param dtype a ::dmaio_dtype.
- * @return a static string, or NULL for a value that is not a ::dmaio_dtype.
- * @since 0.3
- */
-const char *dmaio_model_dtype_name(int dtype);
-
-/* ------------------------------------------------------------------------------------------- */
-/** @name Loading tensors into buffers */
+/** @name Loading: options and results */
 /** @{ */
-
 /** Load modes (dmaio_load_opts.mode). */
 enum dmaio_load_mode {
 	/** One buffer per shard holding its whole data section at its file phase: the data
@@ -281,25 +200,24 @@ enum dmaio_load_mode {
  */
 typedef int (*dmaio_load_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
-/** Options of dmaio_model_load(). Zero-initialise; fields not used must stay zero. */
+/** Options of dmaio_model_load() (1.0 size: ::DMAIO_SIZE_LOAD_OPTS). Zero-initialise with
+ *  @c struct_size set; fields not used must stay zero. */
 struct dmaio_load_opts {
+	uint32_t struct_size;    /**< set by the caller: sizeof(struct dmaio_load_opts) */
 	uint32_t mode;           /**< ::dmaio_load_mode */
 	uint32_t flags;          /**< DMAIO_LOAD_* flags */
-	const char *heap;        /**< provider, as for dmaio_alloc(): NULL picks the best */
-	uint32_t alloc_flags;    /**< DMAIO_ALLOC_* flags for every buffer */
+	uint32_t rw_flags;       /**< DMAIO_RW_* flags of every range (a forced path); 0: auto */
+	/** where new buffers come from, as for dmaio_buf_alloc() (providers, flags; the buffers
+	 * are named after the model unless @c alloc->name is set); NULL: the library's order */
+	const struct dmaio_alloc_opts *alloc;
 	uint32_t align;          /**< PACKED: tensor start alignment in a buffer, a power of two;
 				      0 means 1 (only the file phase, see ::DMAIO_LOAD_PACKED) */
+	uint32_t depth;          /**< queue depth, as dmaio_queue_new() (0: 32) */
 	uint64_t max_buf;        /**< PACKED: most bytes per buffer; 0: the provider's limit (udmabuf
-				      size_limit_mb for "udmabuf*" heaps, and for NULL when udmabuf
-				      works here), else ::DMAIO_LOAD_DEFAULT_MAX_BUF */
+				      size_limit_mb for "udmabuf*" providers, and for none when
+				      udmabuf works here), else ::DMAIO_LOAD_DEFAULT_MAX_BUF */
 	const uint32_t *select;  /**< tensor indices to load (each once), or NULL for all */
 	uint32_t nselect;        /**< entries of @c select */
-	uint32_t depth;          /**< queue depth, as dmaio_queue_new() (0: 32) */
-	dmaio_load_progress_fn progress; /**< or NULL */
-	void *progress_arg;      /**< passed to @c progress */
-	const volatile int *cancel; /**< or NULL: the load is cancelled once *cancel is non-zero
-					 (checked at every completion round) */
-	uint32_t rw_flags;       /**< DMAIO_RW_* flags of every range (a forced path); 0: auto */
 	uint32_t nbufs;          /**< PACKED: entries of @c bufs (0: the load allocates) */
 	/** PACKED into the caller's buffers instead of new ones (a runtime that reloads weights
 	 *  into memory it already has, or a device arena): tensors fill bufs[0], then bufs[1], ...
@@ -307,21 +225,29 @@ struct dmaio_load_opts {
 	 *  dmaio_load_free() does not free them, and on failure they hold what was read so far
 	 *  (only inside the tensors' places). */
 	struct dmaio_buf *const *bufs;
-	uint64_t reserved[3];    /**< must be zero */
+	dmaio_load_progress_fn progress; /**< or NULL */
+	void *progress_arg;      /**< passed to @c progress */
+	const volatile int *cancel; /**< or NULL: the load is cancelled once *cancel is non-zero
+					 (checked at every completion round) */
 };
+/** Size of struct dmaio_load_opts in 1.0. */
+#define DMAIO_SIZE_LOAD_OPTS (offsetof(struct dmaio_load_opts, cancel) + sizeof(void *))
 
-/** Where a loaded tensor is (dmaio_load_tensor()). */
+/** Where a loaded tensor is (dmaio_load_get_tensor(); 1.0 size: ::DMAIO_SIZE_TENSOR_PLACE). */
 struct dmaio_tensor_place {
+	uint32_t struct_size;    /**< set by the caller: sizeof(struct dmaio_tensor_place) */
+	uint32_t buf_index;      /**< the buffer's index for dmaio_load_get_buf() */
 	struct dmaio_buf *buf;   /**< the buffer (owned by the load); NULL for a zero-byte tensor */
-	uint32_t buf_index;      /**< its index for dmaio_load_buf() */
-	uint32_t reserved0;      /**< zero */
 	uint64_t offset;         /**< bytes from the start of the buffer */
-	uint64_t size;           /**< bytes */
-	uint64_t reserved[3];    /**< zero */
+	uint64_t nbytes;         /**< bytes */
 };
+/** Size of struct dmaio_tensor_place in 1.0. */
+#define DMAIO_SIZE_TENSOR_PLACE (offsetof(struct dmaio_tensor_place, nbytes) + 8)
 
-/** What a load did (dmaio_load_get_stats()). */
+/** What a load did (dmaio_load_get_stats(); 1.0 size: ::DMAIO_SIZE_LOAD_STATS). */
 struct dmaio_load_stats {
+	uint32_t struct_size;    /**< set by the caller: sizeof(struct dmaio_load_stats) */
+	uint32_t pad0;           /**< zero */
 	uint64_t bytes;          /**< bytes read into buffers */
 	uint64_t ranges;         /**< ranges queued */
 	uint64_t buffers;        /**< buffers allocated */
@@ -332,10 +258,121 @@ struct dmaio_load_stats {
 				      of memfd-backed providers (a thread of the load does it while
 				      earlier ones are read; 0 with dmaio_load_opts.bufs) */
 	uint64_t alloc_wait_ns;  /**< of it, the time reading waited for a buffer */
-	uint64_t reserved[4];    /**< zero */
 	uint64_t path_bytes[DMAIO_PATH_SLOTS]; /**< bytes moved by each path (index ::dmaio_path) */
 };
+/** Size of struct dmaio_load_stats in 1.0. */
+#define DMAIO_SIZE_LOAD_STATS (offsetof(struct dmaio_load_stats, path_bytes) + 8 * DMAIO_PATH_SLOTS)
+/** @} */
 
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMAIO_MODEL_H */
+
+#if !defined(DMAIO_NO_PROTOTYPES) && !defined(DMAIO_MODEL_H_PROTOTYPES)
+#define DMAIO_MODEL_H_PROTOTYPES
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @name Model files */
+/** @{ */
+/**
+ * @brief Read the tensor tables of a model made of one or more shard files.
+ *
+ * Every file is recognised by its first bytes ("GGUF" or a safetensors header length followed by
+ * '{'), read with pread() and validated completely (see the table in the file comment) before the
+ * call returns; the tensor data is not read. The library keeps a duplicate (O_CLOEXEC) of each
+ * fd; the caller's fds may be closed afterwards. Tensor names must be unique across the shards.
+ * Tensors are numbered shard by shard, in order of their offsets in the file.
+ * @param ctx context for loading, or NULL for the default one.
+ * @param fds the shard files, open for reading (regular files or block devices).
+ * @param nfds how many (1 to ::DMAIO_MODEL_MAX_FILES).
+ * @param flags 0.
+ * @param[out] model receives the model.
+ * @param[out] reason why a file was refused: the shard, the field or tensor, the offsets or
+ *        values (or NULL).
+ * @return 0.
+ * @retval -EINVAL @p fds or @p model NULL, @p nfds 0 or above the limit, unknown @p flags, or
+ *         @c reason->struct_size below ::DMAIO_SIZE_REASON.
+ * @retval -EBADF an fd negative, not open, an O_PATH descriptor, or not open for reading.
+ * @retval -ESPIPE an fd that is not a regular file or block device.
+ * @retval -EMFILE no descriptor left for the duplicates (also for the system-wide limit).
+ * @retval -ENOMEM out of memory.
+ * @retval -EIO an I/O error reading a header (or another -errno of pread()).
+ * @retval -ENOEXEC, -EPROTONOSUPPORT, -EOPNOTSUPP, -ENODATA, -E2BIG, -EBADMSG, -EILSEQ, -EEXIST,
+ *         -EPROTOTYPE, -EMSGSIZE, -EOVERFLOW, -EDOM, -ERANGE, -EADDRINUSE, -ENOTEMPTY, -ENXIO
+ *         a file is malformed, as the table of the file comment says.
+ */
+int dmaio_model_open(struct dmaio_ctx *ctx, const int *fds, uint32_t nfds, uint32_t flags,
+		     struct dmaio_model **model, struct dmaio_reason *reason);
+
+/**
+ * @brief Close a model: its descriptors and tables. Loads made from it stay valid. NULL is a no-op.
+ * @param model the model.
+ */
+void dmaio_model_close(struct dmaio_model *model);
+
+/**
+ * @brief Number of tensors of the model (all shards).
+ * @param model the model.
+ * @return the count (>= 0).
+ * @retval -EINVAL @p model NULL.
+ */
+int dmaio_model_tensor_count(const struct dmaio_model *model);
+
+/**
+ * @brief Number of shard files of the model.
+ * @param model the model.
+ * @return the count (>= 1).
+ * @retval -EINVAL @p model NULL.
+ */
+int dmaio_model_file_count(const struct dmaio_model *model);
+
+/**
+ * @brief One tensor of the model.
+ * @param model the model.
+ * @param index 0 to dmaio_model_tensor_count() - 1.
+ * @param[out] info filled in (its @c struct_size set by the caller).
+ * @return 0.
+ * @retval -EINVAL @p model or @p info NULL, or @c info->struct_size below ::DMAIO_SIZE_TENSOR_INFO.
+ * @retval -ERANGE @p index not below the count.
+ */
+int dmaio_model_get_tensor(const struct dmaio_model *model, uint32_t index,
+			   struct dmaio_tensor_info *info);
+
+/**
+ * @brief The index of the tensor of that name (binary search).
+ * @param model the model.
+ * @param name the name (exact bytes).
+ * @return the index (>= 0).
+ * @retval -EINVAL @p model or @p name NULL.
+ * @retval -ENOENT no tensor has that name.
+ */
+int dmaio_model_find_tensor(const struct dmaio_model *model, const char *name);
+
+/**
+ * @brief One shard file of the model.
+ * @param model the model.
+ * @param index 0 to dmaio_model_file_count() - 1.
+ * @param[out] info filled in (its @c struct_size set by the caller).
+ * @return 0.
+ * @retval -EINVAL @p model or @p info NULL, or @c info->struct_size below ::DMAIO_SIZE_MODEL_FILE_INFO.
+ * @retval -ERANGE @p index not below the number of files.
+ */
+int dmaio_model_get_file(const struct dmaio_model *model, uint32_t index,
+			 struct dmaio_model_file_info *info);
+
+/**
+ * @brief The name of an element type ("F32", "Q4_K", "BOOL"...).
+ * @param dtype a ::dmaio_dtype.
+ * @return a static string, or NULL for a value that is not a ::dmaio_dtype.
+ */
+const char *dmaio_dtype_name(uint32_t dtype);
+/** @} */
+
+/** @name Loading tensors into buffers */
+/** @{ */
 /**
  * @brief Load tensors of a model into newly allocated buffers (or the caller's, see
  * dmaio_load_opts.bufs), many ranges in flight on one queue.
@@ -345,60 +382,60 @@ struct dmaio_load_stats {
  * buffers before are read, and those of memfd-backed providers ("memfd", "udmabuf*"), after the
  * first, are faulted in there (MADV_POPULATE_WRITE, 5.14+), so the kernel's work on new memory
  * overlaps with the transfers (dmaio_load_stats.alloc_ns / alloc_wait_ns). Such buffers come
- * back mapped (dmaio_map() returns that mapping). Every tensor (or data section) is read
- * with dmaio_submit() through registered files of the shards; tensors adjacent in the file and in
- * a buffer are read as one range, ranges longer than ::DMAIO_LOAD_RANGE_MAX are split. Memory:
- * the buffers, plus bookkeeping of about 100 bytes per tensor, plus what the queue holds (at
- * most @c depth chunks in flight, see dmaio_queue_new(); chunks that are bounced share the
- * queue's 16 MiB of pinned bounce memory, whatever the depth, made on first use); the model is never
- * copied elsewhere. Measured peak RSS growth: bench/RESULTS.md, "Model loading".
+ * back mapped (dmaio_buf_map() returns that mapping). Every tensor (or data section) is read
+ * with dmaio_queue_submit() through registered files of the shards; tensors adjacent in the file
+ * and in a buffer are read as one range, ranges longer than ::DMAIO_LOAD_RANGE_MAX are split.
+ * Memory: the buffers, plus bookkeeping of about 100 bytes per tensor, plus what the queue holds
+ * (at most @c depth chunks in flight, see dmaio_queue_new(); chunks that are bounced share the
+ * queue's 16 MiB of pinned bounce memory, whatever the depth, made on first use); the model is
+ * never copied elsewhere. Measured peak RSS growth: bench/RESULTS.md, "Model loading".
  * On any failure or cancellation everything is freed (buffers, queue, registered files).
  * @param model the model.
- * @param opts options, or NULL for WHOLE into the best provider.
+ * @param opts options (its @c struct_size set), or NULL for WHOLE into the best provider.
  * @param[out] load receives the load.
+ * @param[out] reason why it failed (the option, the tensor, the provider refusals), or NULL.
  * @return 0.
- * @retval -EINVAL @p model or @p load NULL, unknown mode, flags or rw_flags, non-zero reserved field,
- *         @c align not a power of two (or not 0 in WHOLE), @c select with an index out of range
- *         or repeated, @c select (or @c nselect) in WHOLE mode, @c nselect without @c select,
- *         @c max_buf outside PACKED, @c depth above ::DMAIO_QUEUE_DEPTH_MAX; @c bufs NULL with
- *         @c nbufs or the reverse, with a NULL entry, outside PACKED, or with @c max_buf; or
- *         @c bufs of another context than the model's (dmaio_submit() refuses their ranges).
+ * @retval -EINVAL @p model or @p load NULL, @c opts->struct_size below ::DMAIO_SIZE_LOAD_OPTS, unknown
+ *         mode, flags or rw_flags, non-zero padding, @c align not a power of two (or not 0 in
+ *         WHOLE), @c select with an index out of range or repeated, @c select (or @c nselect)
+ *         in WHOLE mode, @c nselect without @c select, @c max_buf outside PACKED, @c depth above
+ *         ::DMAIO_QUEUE_DEPTH_MAX; @c bufs NULL with @c nbufs or the reverse, with a NULL entry,
+ *         outside PACKED, or with @c max_buf or @c alloc; @c bufs of another context than the
+ *         model's; or @c alloc refused by dmaio_buf_alloc()'s checks.
+ * @retval -E2BIG @c opts->struct_size larger than this library knows, with non-zero bytes past it; or
+ *         the plan needs more than INT_MAX buffers.
  * @retval -ENOSPC the caller's buffers cannot hold the selected tensors (nothing is read).
  * @retval -EFBIG PACKED: a tensor larger than the buffer limit; or the provider's limit refused a
- *         buffer (dmaio_alloc()).
+ *         buffer (dmaio_buf_alloc()).
  * @retval -ECANCELED the progress callback returned non-zero or *cancel became non-zero.
  * @retval -ENODATA a file got shorter than its tensor table says since dmaio_model_open().
- * @retval -E2BIG the plan needs more than INT_MAX buffers.
- * @retval -ENOENT, -ENODEV, -EOPNOTSUPP, -EACCES, -ENOMEM as dmaio_alloc() for the buffers.
+ * @retval -ENOENT, -ENODEV, -EOPNOTSUPP, -EACCES, -ENOMEM as dmaio_buf_alloc() for the buffers.
  * @retval -EMFILE no descriptor left for the registered files of the shards or the queue
  *         (dmaio_file_open(), dmaio_queue_new()).
- * @retval -EIO, ... an I/O error of a range (dmaio_reap()); -EOPNOTSUPP when @c rw_flags force a
- *         path that cannot serve with DMAIO_RW_NO_FALLBACK.
- * @since 0.3
+ * @retval -EIO, ... an I/O error of a range (dmaio_queue_reap()); -EOPNOTSUPP when @c rw_flags
+ *         force a path that cannot serve with DMAIO_RW_NO_FALLBACK.
  */
 int dmaio_model_load(struct dmaio_model *model, const struct dmaio_load_opts *opts,
-		     struct dmaio_load **load);
+		     struct dmaio_load **load, struct dmaio_reason *reason);
 
 /**
  * @brief Where a tensor of the model was loaded.
  * @param load the load.
  * @param tensor the tensor's model index.
- * @param[out] place filled in.
+ * @param[out] place filled in (its @c struct_size set by the caller).
  * @return 0.
- * @retval -EINVAL @p load or @p place NULL.
+ * @retval -EINVAL @p load or @p place NULL, or @c place->struct_size below ::DMAIO_SIZE_TENSOR_PLACE.
  * @retval -ERANGE @p tensor is not a tensor of the model.
  * @retval -ENOENT the tensor was not selected for this load.
- * @since 0.3
  */
-int dmaio_load_tensor(const struct dmaio_load *load, unsigned tensor,
-		      struct dmaio_tensor_place *place);
+int dmaio_load_get_tensor(const struct dmaio_load *load, uint32_t tensor,
+			  struct dmaio_tensor_place *place);
 
 /**
  * @brief Number of buffers of a load.
  * @param load the load.
  * @return the count (>= 0).
  * @retval -EINVAL @p load NULL.
- * @since 0.3
  */
 int dmaio_load_buf_count(const struct dmaio_load *load);
 
@@ -406,25 +443,25 @@ int dmaio_load_buf_count(const struct dmaio_load *load);
  * @brief One buffer of a load (owned by the load: do not free it).
  * @param load the load.
  * @param index 0 to dmaio_load_buf_count() - 1.
- * @return the buffer, or NULL for @p load NULL or @p index out of range.
- * @since 0.3
+ * @param[out] buf receives the buffer.
+ * @return 0.
+ * @retval -EINVAL @p load or @p buf NULL.
+ * @retval -ERANGE @p index not below the count.
  */
-struct dmaio_buf *dmaio_load_buf(const struct dmaio_load *load, unsigned index);
+int dmaio_load_get_buf(const struct dmaio_load *load, uint32_t index, struct dmaio_buf **buf);
 
 /**
  * @brief What the load did: bytes, ranges, buffers, time and the paths used.
  * @param load the load.
- * @param[out] st filled in.
+ * @param[out] st filled in (its @c struct_size set by the caller).
  * @return 0.
- * @retval -EINVAL @p load or @p st NULL.
- * @since 0.3
+ * @retval -EINVAL @p load or @p st NULL, or @c st->struct_size below ::DMAIO_SIZE_LOAD_STATS.
  */
 int dmaio_load_get_stats(const struct dmaio_load *load, struct dmaio_load_stats *st);
 
 /**
  * @brief Free a load and every buffer it allocated. NULL is a no-op.
  * @param load the load.
- * @since 0.3
  */
 void dmaio_load_free(struct dmaio_load *load);
 /** @} */
@@ -432,5 +469,4 @@ void dmaio_load_free(struct dmaio_load *load);
 #ifdef __cplusplus
 }
 #endif
-
-#endif
+#endif /* prototypes */

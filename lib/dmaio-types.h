@@ -8,6 +8,8 @@
 #define DMAIO_TYPES_H
 
 #include <errno.h>
+#include <stdarg.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,7 +17,11 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* The public types only: no layer below api sees an exported function (LAYERS). The api layer
+ * (api/api.h) and the layers above it include the public headers again for the functions. */
+#define DMAIO_NO_PROTOTYPES
 #include "dmaio.h"
+#undef DMAIO_NO_PROTOTYPES
 
 #define DMAIO_EXPORT __attribute__((visibility("default")))
 
@@ -31,12 +37,43 @@ struct dmaio_engine;
 struct dmaio_pool;
 struct dmaio_q;
 
+/* What the probes know of one heap: the public dmaio_heap_info and dmaio_heap_proposed are
+ * filled from it at the API edge. */
+struct dmaio_heap_facts {
+	char name[DMAIO_NAME_MAX];
+	int32_t alloc, alloc_err, mmap;  /* enum dmaio_cap, -errno */
+	int32_t rw_file, rw_file_err;    /* proposed DMA_BUF_IOCTL_RW_FILE */
+	int32_t contiguous, uncached;
+	int32_t uring_dmabuf;            /* proposed io_uring dma-buf registration */
+};
+
+/* What the probes know of the system: the public dmaio_sys_info and dmaio_proposed_info are
+ * filled from it at the API edge. */
+struct dmaio_sys_facts {
+	uint32_t page_size;
+	int32_t nheaps;
+	int32_t udmabuf, udmabuf_err;
+	uint64_t udmabuf_size_limit;
+	uint32_t udmabuf_list_limit;
+	int32_t udmabuf_huge, hugetlb_memfd;
+	uint32_t huge_page_size;
+	int32_t io_uring, io_uring_err, io_uring_disabled, io_uring_fixed;
+	int32_t uring_dmabuf, uring_dmabuf_err; /* proposed: registration of a heap buffer */
+	int32_t drm;
+	char drm_node[32];
+	int32_t rw_file_kernel;                 /* proposed */
+	int32_t uring_dmabuf_kernel;            /* proposed */
+	int32_t heap_memcg;
+	int32_t cachestat;
+	char uring_dmabuf_dev[16];
+};
+
 /* One /dev/dma_heap entry of a context. */
 struct dmaio_heap {
 	char name[DMAIO_NAME_MAX];
 	int fd;              /* cached /dev/dma_heap/<name>, -1 until opened */
 	int open_err;
-	struct dmaio_heap_info info; /* alloc/mmap probed by the heap probe, rw_file on 1st alloc */
+	struct dmaio_heap_facts info; /* alloc/mmap probed by the heap probe, rw_file on 1st alloc */
 	bool probed;         /* info.alloc/mmap filled */
 	bool rw_probed;      /* info.rw_file filled */
 	int uring_dmabuf_err; /* -errno of the io_uring registration probe (info.uring_dmabuf NO) */
@@ -63,7 +100,7 @@ struct dmaio_ctx {
 	void *log_data;
 	unsigned workers;          /* worker threads for blocking ops (DMAIO_WORKERS) */
 	bool sys_probed;
-	struct dmaio_sys_info sys;
+	struct dmaio_sys_facts sys;
 	bool heaps_listed;
 	struct dmaio_heap *heaps;
 	int nheaps;
@@ -182,6 +219,86 @@ struct dmaio_req {
 	/* queue linkage */
 	struct dmaio_req *next;
 };
+
+/* ---- the extensible structs of the ABI (dmaio.h, "Extensible structs") ---------------------- */
+/* Largest struct_size taken: far above any struct, far below what garbage in the field holds. */
+#define DMAIO_ABI_SIZE_MAX 65536u
+
+/* A struct the caller passes for the library to fill: its size field is at least the 1.0 size
+ * (and not garbage). Checked with the other arguments, before anything is done. */
+static inline int dmaio_abi_check_out(const void *dst, size_t min)
+{
+	uint32_t n = dst ? *(const uint32_t *)dst : 0;
+
+	return n >= min && n <= DMAIO_ABI_SIZE_MAX ? 0 : -EINVAL;
+}
+
+/* Fill a checked caller struct from the library's: the bytes both know, zeros past what the
+ * library knows; the caller's size stays. */
+static inline void dmaio_abi_copy_out(void *dst, const void *src, size_t src_size)
+{
+	uint32_t n = *(const uint32_t *)dst;
+
+	memcpy((char *)dst + 4, (const char *)src + 4, (n < src_size ? n : src_size) - 4);
+	if (n > src_size)
+		memset((char *)dst + src_size, 0, n - src_size);
+}
+
+/* Read a caller struct into the library's (dst_size bytes, zeroed past what the caller has):
+ * -EINVAL below the 1.0 size, -E2BIG when the caller's bytes the library does not know are not
+ * zero. dst->size becomes dst_size. */
+static inline int dmaio_abi_copy_in(void *dst, size_t dst_size, const void *src, size_t min)
+{
+	uint32_t n = *(const uint32_t *)src;
+
+	if (n < min || n > DMAIO_ABI_SIZE_MAX)
+		return -EINVAL;
+	for (size_t i = dst_size; i < n; i++)
+		if (((const unsigned char *)src)[i])
+			return -E2BIG;
+	memset(dst, 0, dst_size);
+	memcpy(dst, src, n < dst_size ? n : dst_size);
+	*(uint32_t *)dst = (uint32_t)dst_size;
+	return 0;
+}
+
+/* A caller's struct dmaio_reason, if any, must be big enough (checked with the arguments). */
+static inline int dmaio_reason_check(const struct dmaio_reason *r)
+{
+	return !r || (r->struct_size >= DMAIO_SIZE_REASON && r->struct_size <= DMAIO_ABI_SIZE_MAX) ?
+		0 : -EINVAL;
+}
+
+/* Say why: err (a -errno or 0) and one line. Returns err, so a refusal reads
+ * "return dmaio_reason_set(why, -EINVAL, "...", ...);". */
+__attribute__((format(printf, 3, 4)))
+static inline int dmaio_reason_set(struct dmaio_reason *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!r)
+		return err;
+	r->error = err < 0 ? err : 0;
+	va_start(ap, fmt);
+	n = vsnprintf(r->text, sizeof(r->text), fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(r->text))
+		memcpy(r->text + sizeof(r->text) - 4, "...", 4);
+	for (char *c = r->text; *c; c++) /* one line */
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	return err;
+}
+
+/* Clear a caller's reason at the start of a call that takes one. */
+static inline void dmaio_reason_clear(struct dmaio_reason *r)
+{
+	if (r) {
+		r->error = 0;
+		r->text[0] = 0;
+	}
+}
 
 static inline int neg_errno(void)
 {

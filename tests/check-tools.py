@@ -9,8 +9,8 @@ The command-line tools as a user meets them (issue 14, item 3), one regression c
   json      dmaio-info --json with file names that are not UTF-8 (and control characters):
             Python's json.loads accepts it, "schema" is 1, the name comes back with each
             invalid byte as U+FFFD and "name_hex" holds the exact bytes
-  memfd     dmaio-cp -v --heap memfd names the path of a memfd buffer "memfd-direct", not
-            "udmabuf-direct"
+  memfd     dmaio-cp -v --heap memfd names the direct path of a memfd buffer by the library's
+            name, "udmabuf-direct" (the one DMAIO_PATH and --path take), never "memfd-direct"
   progress  on a terminal (a pty): one line rewritten with \r, with MB/s and ETA, and the
             verify phase shown too; not on a terminal: plain lines ending in \n, no \r
 Usage: check-tools.py BUILDDIR   (exit 0 ok, 1 failure)
@@ -134,7 +134,8 @@ if doc is not None:
 r = run([cp, "-v", "--heap", "memfd", "--path", "udmabuf-direct", src, os.path.join(tmp, "m")])
 out = r.stdout.decode(errors="replace")
 check("memfd: copy", r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr[:300]))
-check("memfd: path named memfd-direct", "memfd-direct" in out, out)
+check("memfd: the direct path has the library's name", "path udmabuf-direct" in out and
+      "memfd-direct" not in out, out)
 
 # --- progress ------------------------------------------------------------------------------
 def on_pty(args):

@@ -356,10 +356,71 @@ long test_meminfo(const char *key)
 	return v;
 }
 
+int t_probe_heaps(struct dmaio_ctx *ctx, struct t_heap_info *heaps, size_t max)
+{
+	int n = dmaio_ctx_heap_count(ctx);
+
+	for (int i = 0; i < n && (size_t)i < max; i++) {
+		struct dmaio_heap_info hi = { .struct_size = sizeof(hi) };
+		struct dmaio_heap_proposed hp = { .struct_size = sizeof(hp) };
+		struct t_heap_info *t = &heaps[i];
+		int r = dmaio_ctx_get_heap(ctx, (uint32_t)i, &hi);
+
+		if (!r)
+			r = dmaio_ctx_get_heap_proposed(ctx, (uint32_t)i, &hp);
+		if (r)
+			return r;
+		memset(t, 0, sizeof(*t));
+		memcpy(t->name, hi.name, sizeof(t->name));
+		t->alloc = hi.alloc;
+		t->alloc_err = hi.alloc_err;
+		t->mmap = hi.mmap;
+		t->contiguous = hi.contiguous;
+		t->uncached = hi.uncached;
+		t->rw_file = hp.rw_file;
+		t->rw_file_err = hp.rw_file_err;
+		t->uring_dmabuf = hp.uring_dmabuf;
+	}
+	return n;
+}
+
+int t_probe_system(struct dmaio_ctx *ctx, struct t_sys_info *si)
+{
+	int r;
+
+	memset(si, 0, sizeof(*si));
+	si->sys.struct_size = sizeof(si->sys);
+	si->prop.struct_size = sizeof(si->prop);
+	r = dmaio_ctx_get_system(ctx, &si->sys);
+	return r ? r : dmaio_ctx_get_proposed(ctx, &si->prop);
+}
+
+int t_choose_path(struct dmaio_buf *buf, uint64_t buf_off, int fd, uint64_t file_off, uint64_t len,
+		  int write, uint32_t flags, char *why, size_t why_len)
+{
+	struct dmaio_reason r = { .struct_size = sizeof(r) };
+	int rc = dmaio_fd_choose_path(fd, file_off, buf, buf_off, len,
+				      write ? DMAIO_OP_WRITE : DMAIO_OP_READ, flags, &r);
+
+	if (why && why_len)
+		snprintf(why, why_len, "%s", r.text);
+	return rc;
+}
+
+int t_alloc(struct dmaio_ctx *ctx, const char *heap, uint64_t size, uint32_t flags,
+	    struct dmaio_buf **buf)
+{
+	const char *list[2] = { heap, NULL };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .flags = flags,
+				      .providers = heap ? list : NULL };
+
+	return dmaio_buf_alloc(ctx, size, &o, buf, NULL);
+}
+
 int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, unsigned flags,
 		       struct dmaio_buf **buf)
 {
-	int rc = dmaio_alloc(ctx, heap, size, flags, buf);
+	int rc = t_alloc(ctx, heap, size, flags, buf);
 
 	if (rc == 0)
 		return 0;

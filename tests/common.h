@@ -62,6 +62,46 @@ bool test_is_skip_err(int neg_err);
  * dmaio_alloc() that exits 77 (with a message) when the provider is not usable here.
  * "memfd" never skips: every error is returned to the caller.
  */
+/* One heap with what the proposals answer for it (dmaio_ctx_get_heap() and
+ * dmaio_ctx_get_heap_proposed() together), for tests that look at both. */
+struct t_heap_info {
+	char name[DMAIO_HEAP_NAME_MAX];
+	int32_t alloc, alloc_err, mmap, contiguous, uncached;
+	int32_t rw_file, rw_file_err, uring_dmabuf;
+};
+/* every heap: the count (as dmaio_ctx_heap_count()), at most max of them written */
+int t_probe_heaps(struct dmaio_ctx *ctx, struct t_heap_info *heaps, size_t max);
+
+/* The system and what the proposals answer (dmaio_ctx_get_system() and
+ * dmaio_ctx_get_proposed() together). */
+struct t_sys_info {
+	struct dmaio_sys_info sys;
+	struct dmaio_proposed_info prop;
+};
+int t_probe_system(struct dmaio_ctx *ctx, struct t_sys_info *si);
+
+/* One plane of an image layout (its per-plane arrays), for code that walks planes. */
+struct plane {
+	uint64_t offset, size;
+	uint32_t stride;
+};
+
+static inline struct plane plane_of(const struct dmaio_image_layout *l, unsigned p)
+{
+	struct plane v = { l->offsets[p], l->plane_sizes[p], l->strides[p] };
+
+	return v;
+}
+
+/* dmaio_fd_choose_path() with the reason copied to why (why_len bytes; may be NULL), write
+ * non-zero for DMAIO_OP_WRITE: the form the path tests want. */
+int t_choose_path(struct dmaio_buf *buf, uint64_t buf_off, int fd, uint64_t file_off, uint64_t len,
+		  int write, uint32_t flags, char *why, size_t why_len);
+
+/* dmaio_buf_alloc() from one provider by name (NULL: the library's order) with flags: the
+ * form most tests want. */
+int t_alloc(struct dmaio_ctx *ctx, const char *heap, uint64_t size, uint32_t flags,
+	    struct dmaio_buf **buf);
 int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, unsigned flags,
 		       struct dmaio_buf **buf);
 

@@ -82,22 +82,22 @@ int main(int argc, char **argv)
 	if (pwrite(src, tmp, SRC_SIZE, 0) != (ssize_t)SRC_SIZE)
 		return perror("pwrite"), 1;
 
-	rc = dmaio_alloc(NULL, "memfd", BUF_SIZE, 0, &buf);
+	rc = t_alloc(NULL, "memfd", BUF_SIZE, 0, &buf);
 	if (rc)
 		return fprintf(stderr, "dmaio_alloc: %s\n", strerror(-rc)), 1;
-	rc = dmaio_map(buf, (void **)&map);
+	rc = dmaio_buf_map(buf, (void **)&map);
 	if (rc)
-		return fprintf(stderr, "dmaio_map: %s\n", strerror(-rc)), 1;
+		return fprintf(stderr, "dmaio_buf_map: %s\n", strerror(-rc)), 1;
 
 	/* reads at unaligned offsets and lengths, one across EOF */
 	for (k = 0; k < sizeof(rd) / sizeof(rd[0]); k++) {
-		struct dmaio_xfer x;
+		struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 		size_t exp = rd[k].foff + rd[k].len > SRC_SIZE ? SRC_SIZE - (size_t)rd[k].foff :
 								   rd[k].len;
 		ssize_t r;
 
 		memset(map, 0xee, BUF_SIZE);
-		r = dmaio_read_file_ex(buf, rd[k].boff, src, rd[k].foff, rd[k].len, flags, &x);
+		r = dmaio_fd_read(src, rd[k].foff, buf, rd[k].boff, rd[k].len, flags, &x);
 		if (r != (ssize_t)exp) {
 			fail("read returned", (long long)r, (long long)exp);
 			continue;
@@ -129,10 +129,9 @@ int main(int argc, char **argv)
 		ssize_t r;
 
 		for (k = 0; k < sizeof(wr) / sizeof(wr[0]); k++) {
-			struct dmaio_xfer x;
+			struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 
-			r = dmaio_write_file_ex(buf, wr[k].boff, out, wr[k].foff, wr[k].len, flags,
-						&x);
+			r = dmaio_fd_write(out, wr[k].foff, buf, wr[k].boff, wr[k].len, flags, &x);
 			if (r != (ssize_t)wr[k].len) {
 				fail("write returned", (long long)r, (long long)wr[k].len);
 				continue;
@@ -153,7 +152,7 @@ int main(int argc, char **argv)
 				break;
 			}
 	}
-	dmaio_free(buf);
+	dmaio_buf_free(buf);
 	close(src);
 	close(out);
 	free(tmp);

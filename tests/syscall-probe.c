@@ -20,6 +20,9 @@
 
 int main(int argc, char **argv)
 {
+	static const char *const memfd_list[] = { "memfd", NULL };
+	const struct dmaio_alloc_opts memfd = { .struct_size = sizeof(memfd),
+						.providers = memfd_list };
 	char path[4096], *data;
 	struct dmaio_buf *buf;
 	struct dmaio_file *file;
@@ -38,7 +41,7 @@ int main(int argc, char **argv)
 	memset(data, 0x5a, FILE_SIZE);
 	if (pwrite(fd, data, FILE_SIZE, 0) != FILE_SIZE || pread(fd, data, FILE_SIZE, 0) != FILE_SIZE)
 		return 2; /* written and read: in the page cache */
-	r = dmaio_alloc(NULL, "memfd", FILE_SIZE, 0, &buf);
+	r = dmaio_buf_alloc(NULL, FILE_SIZE, &memfd, &buf, NULL);
 	if (!r)
 		r = dmaio_file_open(NULL, fd, 0, &file);
 	if (r) {
@@ -47,7 +50,7 @@ int main(int argc, char **argv)
 	}
 	/* once: the pooled queue, its ring, the mapping */
 	r = reg ? (int)dmaio_file_read(file, 0, buf, 0, 4096, 0, NULL) :
-		  (int)dmaio_read_file(buf, 0, fd, 0, 4096, 0);
+		  (int)dmaio_fd_read(fd, 0, buf, 0, 4096, 0, NULL);
 	if (r != 4096)
 		return 2;
 	syscall(SYS_getppid);
@@ -55,7 +58,7 @@ int main(int argc, char **argv)
 		off_t off = (off_t)i * 4096 * 3;
 
 		r = reg ? (int)dmaio_file_read(file, off, buf, (size_t)off, 4096, 0, NULL) :
-			  (int)dmaio_read_file(buf, (size_t)off, fd, off, 4096, 0);
+			  (int)dmaio_fd_read(fd, off, buf, (size_t)off, 4096, 0, NULL);
 		if (r != 4096) {
 			fprintf(stderr, "read %d: %d\n", i, r);
 			return 1;
@@ -64,7 +67,7 @@ int main(int argc, char **argv)
 	syscall(SYS_getppid);
 	printf("%d\n", READS);
 	dmaio_file_close(file);
-	dmaio_free(buf);
+	dmaio_buf_free(buf);
 	free(data);
 	close(fd);
 	return 0;

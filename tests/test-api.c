@@ -111,12 +111,12 @@ static int setup(void **state)
 
 	(void)state;
 	memset(&E, 0, sizeof(E));
-	assert_int_equal(dmaio_ctx_new(&E.ctx), 0);
-	rc = dmaio_alloc(E.ctx, "memfd", BUF_SIZE, 0, &b);
+	assert_int_equal(dmaio_ctx_new(0, &E.ctx), 0);
+	rc = t_alloc(E.ctx, "memfd", BUF_SIZE, 0, &b);
 	if (rc)
 		fail_msg("dmaio_alloc(memfd) = %s", ename(rc));
 	E.buf = b;
-	assert_int_equal(dmaio_map(E.buf, &m), 0);
+	assert_int_equal(dmaio_buf_map(E.buf, &m), 0);
 	E.map = m;
 	pat_fill(E.map, BUF_SIZE, SEED_GUARD, 0);
 
@@ -152,7 +152,7 @@ static int teardown(void **state)
 	size_t i;
 
 	(void)state;
-	dmaio_free(E.buf);
+	dmaio_buf_free(E.buf);
 	dmaio_ctx_free(E.ctx);
 	for (i = 0; i < ARRAY_SIZE(fds); i++)
 		if (*fds[i] > 0)
@@ -230,9 +230,9 @@ static void alloc_case(const char *heap, size_t size, unsigned flags, long exp, 
 
 	snprintf(desc, sizeof(desc), "dmaio_alloc(heap %s%.70s%s, size %zu, flags %#x)",
 		 heap ? "\"" : "", heap ? heap : "NULL", heap ? "\"" : "", size, flags);
-	rc = dmaio_alloc(E.ctx, heap, size, flags, &b);
+	rc = t_alloc(E.ctx, heap, size, flags, &b);
 	if (rc == 0 && b != sentinel)
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	verdict(desc, rc, exp, exp2, fd0);
 	/* "a failed check changes nothing": the out pointer included */
 	if (rc < 0 && b != sentinel)
@@ -246,10 +246,10 @@ static void test_alloc_args(void **state)
 	unsigned before = test_failures();
 
 	(void)state;
-	CASE(-EINVAL, dmaio_ctx_new(NULL));
-	CASE(-EINVAL, dmaio_alloc(E.ctx, "memfd", 4096, 0, NULL));
-	CASE(-EINVAL, dmaio_alloc(NULL, "memfd", 4096, 0, NULL));
-	CASE(-EINVAL, dmaio_alloc(E.ctx, NULL, 4096, 0, NULL));
+	CASE(-EINVAL, dmaio_ctx_new(0, NULL));
+	CASE(-EINVAL, t_alloc(E.ctx, "memfd", 4096, 0, NULL));
+	CASE(-EINVAL, t_alloc(NULL, "memfd", 4096, 0, NULL));
+	CASE(-EINVAL, t_alloc(E.ctx, NULL, 4096, 0, NULL));
 	alloc_case("memfd", 4096, 1u << 30, -EINVAL, 0);
 	alloc_case("memfd", 4096, 1u << 31, -EINVAL, 0);
 	alloc_case("memfd", 4096, ~0u, -EINVAL, 0);
@@ -288,13 +288,13 @@ static void test_alloc_args(void **state)
 		alloc_case(NULL, 4096, DMAIO_ALLOC_DMABUF_ONLY, -ENODEV, 0);
 		/* ALLOW_NON_DMABUF: a memfd */
 		ncases++;
-		if (dmaio_alloc(E.ctx, NULL, 4096, DMAIO_ALLOC_ALLOW_NON_DMABUF, &b) != 0) {
+		if (t_alloc(E.ctx, NULL, 4096, DMAIO_ALLOC_ALLOW_NON_DMABUF, &b) != 0) {
 			test_fail("dmaio_alloc(NULL, ALLOW_NON_DMABUF) failed without providers");
 		} else {
 			if (dmaio_buf_kind(b) != DMAIO_BUF_MEMFD)
 				test_fail("dmaio_alloc(NULL, ALLOW_NON_DMABUF): kind %d",
 					  dmaio_buf_kind(b));
-			dmaio_free(b);
+			dmaio_buf_free(b);
 		}
 	} else {
 		printf("# device nodes present: heap NULL -ENODEV cases not run\n");
@@ -312,10 +312,10 @@ static void import_case(int fd, unsigned flags, long exp, const char *fdname)
 
 	bool was_open = fd >= 0 && fcntl(fd, F_GETFD) >= 0;
 
-	snprintf(desc, sizeof(desc), "dmaio_import(fd %s, flags %#x)", fdname, flags);
-	rc = dmaio_import(E.ctx, fd, flags, &b);
+	snprintf(desc, sizeof(desc), "dmaio_buf_import(fd %s, flags %#x)", fdname, flags);
+	rc = dmaio_buf_import(E.ctx, fd, flags, &b);
 	if (rc == 0 && b != sentinel)
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	verdict(desc, rc, exp, 0, fd0);
 	if (rc < 0 && b != sentinel)
 		test_fail("%s failed with %s but wrote *buf = %p", desc, ename(rc), (void *)b);
@@ -329,8 +329,8 @@ static void test_import_args(void **state)
 	unsigned before = test_failures();
 
 	(void)state;
-	CASE(-EINVAL, dmaio_import(E.ctx, E.rw, 0, NULL));
-	CASE(-EINVAL, dmaio_import(NULL, E.memfd, 0, NULL));
+	CASE(-EINVAL, dmaio_buf_import(E.ctx, E.rw, 0, NULL));
+	CASE(-EINVAL, dmaio_buf_import(NULL, E.memfd, 0, NULL));
 	import_case(E.rw, 1, -EINVAL, "file");
 	import_case(E.rw, ~0u, -EINVAL, "file");
 	import_case(-1, 0, -EBADF, "-1");
@@ -352,7 +352,7 @@ static void test_import_args(void **state)
 
 static void test_buf_args(void **state)
 {
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	void *a = NULL, *a2 = NULL;
 	unsigned before = test_failures();
 	int fl;
@@ -360,39 +360,39 @@ static void test_buf_args(void **state)
 	(void)state;
 	/* NULL buffer everywhere */
 	CASE(-EINVAL, dmaio_buf_fd(NULL));
-	CASE(0, dmaio_buf_size(NULL));
+	CASE(-EINVAL, dmaio_buf_size(NULL));
 	CASE(-EINVAL, dmaio_buf_kind(NULL));
 	CASE(0, dmaio_buf_provider(NULL) != NULL);
-	CASE(-EINVAL, dmaio_map(NULL, &a));
-	CASE(-EINVAL, dmaio_map(NULL, NULL));
-	CASE(-EINVAL, dmaio_map(E.buf, NULL));
-	CASE(-EINVAL, dmaio_unmap(NULL));
-	CASE(-EINVAL, dmaio_sync_begin(NULL, DMAIO_SYNC_READ));
-	CASE(-EINVAL, dmaio_sync_end(NULL, DMAIO_SYNC_READ));
-	CASE(-EINVAL, dmaio_buf_stats(NULL, &st));
-	CASE(-EINVAL, dmaio_buf_stats(E.buf, NULL));
-	CASE(-EINVAL, dmaio_buf_stats(NULL, NULL));
-	CASE(-EINVAL, dmaio_ctx_stats(E.ctx, NULL));
-	CASE(-EINVAL, dmaio_ctx_stats(NULL, NULL));
-	CASE(0, dmaio_ctx_stats(NULL, &st));
-	CASE(0, (dmaio_free(NULL), 0));
+	CASE(-EINVAL, dmaio_buf_map(NULL, &a));
+	CASE(-EINVAL, dmaio_buf_map(NULL, NULL));
+	CASE(-EINVAL, dmaio_buf_map(E.buf, NULL));
+	CASE(-EINVAL, dmaio_buf_unmap(NULL));
+	CASE(-EINVAL, dmaio_buf_sync_begin(NULL, DMAIO_SYNC_READ));
+	CASE(-EINVAL, dmaio_buf_sync_end(NULL, DMAIO_SYNC_READ));
+	CASE(-EINVAL, dmaio_buf_get_stats(NULL, &st));
+	CASE(-EINVAL, dmaio_buf_get_stats(E.buf, NULL));
+	CASE(-EINVAL, dmaio_buf_get_stats(NULL, NULL));
+	CASE(-EINVAL, dmaio_ctx_get_stats(E.ctx, NULL));
+	CASE(-EINVAL, dmaio_ctx_get_stats(NULL, NULL));
+	CASE(0, dmaio_ctx_get_stats(NULL, &st));
+	CASE(0, (dmaio_buf_free(NULL), 0));
 	CASE(0, (dmaio_ctx_free(NULL), 0));
 
 	/* sync directions */
-	CASE(-EINVAL, dmaio_sync_begin(E.buf, 0));
-	CASE(-EINVAL, dmaio_sync_end(E.buf, 0));
-	CASE(-EINVAL, dmaio_sync_begin(E.buf, 4));
-	CASE(-EINVAL, dmaio_sync_end(E.buf, 4));
-	CASE(-EINVAL, dmaio_sync_begin(E.buf, DMAIO_SYNC_RW | 4));
-	CASE(-EINVAL, dmaio_sync_end(E.buf, DMAIO_SYNC_RW | 8));
-	CASE(-EINVAL, dmaio_sync_begin(E.buf, 1u << 31));
-	CASE(-EINVAL, dmaio_sync_end(E.buf, ~0u));
-	CASE(0, dmaio_sync_begin(E.buf, DMAIO_SYNC_READ));
-	CASE(0, dmaio_sync_end(E.buf, DMAIO_SYNC_READ));
-	CASE(0, dmaio_sync_begin(E.buf, DMAIO_SYNC_WRITE));
-	CASE(0, dmaio_sync_end(E.buf, DMAIO_SYNC_WRITE));
-	CASE(0, dmaio_sync_begin(E.buf, DMAIO_SYNC_RW));
-	CASE(0, dmaio_sync_end(E.buf, DMAIO_SYNC_RW));
+	CASE(-EINVAL, dmaio_buf_sync_begin(E.buf, 0));
+	CASE(-EINVAL, dmaio_buf_sync_end(E.buf, 0));
+	CASE(-EINVAL, dmaio_buf_sync_begin(E.buf, 4));
+	CASE(-EINVAL, dmaio_buf_sync_end(E.buf, 4));
+	CASE(-EINVAL, dmaio_buf_sync_begin(E.buf, DMAIO_SYNC_RW | 4));
+	CASE(-EINVAL, dmaio_buf_sync_end(E.buf, DMAIO_SYNC_RW | 8));
+	CASE(-EINVAL, dmaio_buf_sync_begin(E.buf, 1u << 31));
+	CASE(-EINVAL, dmaio_buf_sync_end(E.buf, ~0u));
+	CASE(0, dmaio_buf_sync_begin(E.buf, DMAIO_SYNC_READ));
+	CASE(0, dmaio_buf_sync_end(E.buf, DMAIO_SYNC_READ));
+	CASE(0, dmaio_buf_sync_begin(E.buf, DMAIO_SYNC_WRITE));
+	CASE(0, dmaio_buf_sync_end(E.buf, DMAIO_SYNC_WRITE));
+	CASE(0, dmaio_buf_sync_begin(E.buf, DMAIO_SYNC_RW));
+	CASE(0, dmaio_buf_sync_end(E.buf, DMAIO_SYNC_RW));
 
 	/* accessors of a memfd buffer */
 	CASE(DMAIO_BUF_MEMFD, dmaio_buf_kind(E.buf));
@@ -402,27 +402,27 @@ static void test_buf_args(void **state)
 	CASE(FD_CLOEXEC, fl >= 0 ? (fl & FD_CLOEXEC) : -1);
 
 	/* mapping twice: same address; unmap when not mapped: -ENOENT */
-	CASE(0, dmaio_map(E.buf, &a2));
+	CASE(0, dmaio_buf_map(E.buf, &a2));
 	CASE(1, a2 == (void *)E.map);
 	{
 		struct dmaio_buf *b = NULL;
 		void *m = NULL;
 
-		assert_int_equal(dmaio_alloc(E.ctx, "memfd", 12345, 0, &b), 0);
+		assert_int_equal(t_alloc(E.ctx, "memfd", 12345, 0, &b), 0);
 		CASE(12345, dmaio_buf_size(b));
-		CASE(-ENOENT, dmaio_unmap(b));
-		CASE(0, dmaio_map(b, &m));
+		CASE(-ENOENT, dmaio_buf_unmap(b));
+		CASE(0, dmaio_buf_map(b, &m));
 		pat_fill(m, 12345, SEED_BUF, 0);
-		CASE(0, dmaio_unmap(b));
-		CASE(-ENOENT, dmaio_unmap(b));
+		CASE(0, dmaio_buf_unmap(b));
+		CASE(-ENOENT, dmaio_buf_unmap(b));
 		m = NULL;
-		CASE(0, dmaio_map(b, &m));
+		CASE(0, dmaio_buf_map(b, &m));
 		/* the data lives in the buffer, not in the mapping */
 		CASE(-1, m ? pat_check(m, 12345, SEED_BUF, 0) : 0);
-		CASE(0, dmaio_buf_stats(b, &st));
+		CASE(0, dmaio_buf_get_stats(b, &st));
 		CASE(0, (long)(st.ops + st.bytes_read + st.bytes_written + st.errors));
 		CASE(DMAIO_PATH_AUTO, st.last_path);
-		dmaio_free(b); /* mapped: free unmaps */
+		dmaio_buf_free(b); /* mapped: free unmaps */
 	}
 	{
 		/* a mapping the library makes for its own I/O is not the caller's */
@@ -430,11 +430,10 @@ static void test_buf_args(void **state)
 		int fd = test_tmpfile(NULL, NULL, 0);
 
 		assert_int_equal(file_fill_pattern(fd, 0, 8192, SEED_FILE), 0);
-		assert_int_equal(dmaio_alloc(E.ctx, "memfd", 8192, 0, &b), 0);
-		CASE(8000, dmaio_read_file(b, 1, fd, 3, 8000,
-					   DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK));
-		CASE(-ENOENT, dmaio_unmap(b));
-		dmaio_free(b);
+		assert_int_equal(t_alloc(E.ctx, "memfd", 8192, 0, &b), 0);
+		CASE(8000, dmaio_fd_read(fd, 3, b, 1, 8000, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK, NULL));
+		CASE(-ENOENT, dmaio_buf_unmap(b));
+		dmaio_buf_free(b);
 		close(fd);
 	}
 	assert_no_failures_since(before);
@@ -456,44 +455,46 @@ static bool is_write(enum rwv v)
 static void rw_case(enum rwv v, long exp, long exp2, struct dmaio_buf *b, size_t boff,
 		    const char *fdname, int fd, off_t foff, size_t len, unsigned flags)
 {
-	struct dmaio_stats st0, st1;
-	struct dmaio_xfer x;
+	struct dmaio_stats st0 = { .struct_size = sizeof(struct dmaio_stats) }, st1 = { .struct_size = sizeof(struct dmaio_stats) };
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	char desc[256], why[128];
 	int fd0 = test_count_fds();
 	long rc = 0;
 
 	memset(&st0, 0, sizeof(st0));
+	st0.struct_size = sizeof(st0);
 	memset(&st1, 0, sizeof(st1));
-	dmaio_buf_stats(E.buf, &st0);
+	st1.struct_size = sizeof(st1);
+	dmaio_buf_get_stats(E.buf, &st0);
 	snprintf(desc, sizeof(desc), "dmaio_%s(buf %s, buf_off %zu, fd %s, file_off %lld, "
 		 "len %zu, flags %#x)", rwv_name[v], b ? "ok" : "NULL", boff, fdname,
 		 (long long)foff, len, flags);
-	memset(&x, 0x5a, sizeof(x));
+	memset(&x, 0x5a, sizeof(x)); x.struct_size = sizeof(x);
 	switch (v) {
 	case RD:
-		rc = dmaio_read_file(b, boff, fd, foff, len, flags);
+		rc = dmaio_fd_read(fd, foff, b, boff, len, flags, NULL);
 		break;
 	case WR:
-		rc = dmaio_write_file(b, boff, fd, foff, len, flags);
+		rc = dmaio_fd_write(fd, foff, b, boff, len, flags, NULL);
 		break;
 	case RD_EX:
-		rc = dmaio_read_file_ex(b, boff, fd, foff, len, flags, &x);
+		rc = dmaio_fd_read(fd, foff, b, boff, len, flags, &x);
 		break;
 	case WR_EX:
-		rc = dmaio_write_file_ex(b, boff, fd, foff, len, flags, &x);
+		rc = dmaio_fd_write(fd, foff, b, boff, len, flags, &x);
 		break;
 	case CH_RD:
-		rc = dmaio_choose_path(b, boff, fd, foff, len, 0, flags, why, sizeof(why));
+		rc = t_choose_path(b, boff, fd, foff, len, 0, flags, why, sizeof(why));
 		break;
 	case CH_WR:
-		rc = dmaio_choose_path(b, boff, fd, foff, len, 1, flags, why, sizeof(why));
+		rc = t_choose_path(b, boff, fd, foff, len, 1, flags, why, sizeof(why));
 		break;
 	default:
 		break;
 	}
 	verdict(desc, rc, exp, exp2, fd0);
 	/* "a failed check changes nothing": the buffer's counters included */
-	dmaio_buf_stats(E.buf, &st1);
+	dmaio_buf_get_stats(E.buf, &st1);
 	if (rc < 0 && memcmp(&st0, &st1, sizeof(st0)) != 0)
 		test_fail(
 			"%s: failed with %s but changed the buffer's statistics (ops %llu -> %llu, "
@@ -534,9 +535,9 @@ static void test_rw_args(void **state)
 		rw_case(v, -EINVAL, 0, E.buf, 0, "file", good, 0, 16, DMAIO_RW_PATH(15));
 		rw_case(v, -EINVAL, 0, E.buf, 0, "file", good, 0, 16,
 			DMAIO_RW_PATH(9) | DMAIO_RW_NO_FALLBACK);
-		rw_case(v, -EINVAL, 0, E.buf, 0, "file", good, -1, 16, 0);
-		rw_case(v, -EINVAL, 0, E.buf, 0, "file", good, -4096, 0, 0);
-		rw_case(v, -EINVAL, 0, E.buf, 0, "file", good, INT64_MIN, 16, 0);
+		rw_case(v, -EOVERFLOW, 0, E.buf, 0, "file", good, -1, 16, 0);
+		rw_case(v, -EOVERFLOW, 0, E.buf, 0, "file", good, -4096, 0, 0);
+		rw_case(v, -EOVERFLOW, 0, E.buf, 0, "file", good, INT64_MIN, 16, 0);
 		/* ranges past the buffer */
 		rw_case(v, -EINVAL, 0, E.buf, S, "file", good, 0, 1, 0);
 		rw_case(v, -EINVAL, 0, E.buf, S + 1, "file", good, 0, 0, 0);
@@ -614,20 +615,20 @@ static void test_rw_edges(void **state)
 	(void)state;
 	fd = test_tmpfile(NULL, path, sizeof(path));
 	assert_int_equal(file_fill_pattern(fd, 0, 8192, SEED_FILE), 0);
-	assert_int_equal(dmaio_alloc(E.ctx, "memfd", 4099, 0, &b), 0);
-	assert_int_equal(dmaio_map(b, (void **)&m), 0);
+	assert_int_equal(t_alloc(E.ctx, "memfd", 4099, 0, &b), 0);
+	assert_int_equal(dmaio_buf_map(b, (void **)&m), 0);
 	pat_fill(m, 4099, SEED_GUARD, 0);
 	/* the last byte of the buffer (size not a page multiple) */
-	r = dmaio_read_file(b, 4098, fd, 77, 1, 0);
+	r = dmaio_fd_read(fd, 77, b, 4098, 1, 0, NULL);
 	assert_int_equal(r, 1);
 	assert_int_equal(m[4098], pat_byte(SEED_FILE, 77));
 	assert_int_equal(pat_check(m, 4098, SEED_GUARD, 0), -1);
 	/* the whole buffer */
-	r = dmaio_read_file(b, 0, fd, 3, 4099, 0);
+	r = dmaio_fd_read(fd, 3, b, 0, 4099, 0, NULL);
 	assert_int_equal(r, 4099);
 	assert_int_equal(pat_check(m, 4099, SEED_FILE, 3), -1);
 	/* write the last byte */
-	r = dmaio_write_file(b, 4098, fd, 9000, 1, 0);
+	r = dmaio_fd_write(fd, 9000, b, 4098, 1, 0, NULL);
 	assert_int_equal(r, 1);
 	{
 		struct stat st;
@@ -640,7 +641,7 @@ static void test_rw_edges(void **state)
 		assert_int_equal(file_check_zero(fd, 8192, 9000 - 8192), -1);
 	}
 	ncases += 3;
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	close(fd);
 	unlink(path);
 }
@@ -650,34 +651,57 @@ static void test_rw_edges(void **state)
 
 static void test_probe_args(void **state)
 {
-	struct dmaio_sys_info si;
-	struct dmaio_heap_info hi[2];
-	struct dmaio_file_info fi;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
+	struct dmaio_proposed_info pi = { .struct_size = sizeof(pi) };
+	struct {
+		struct dmaio_heap_info hi;
+		struct dmaio_heap_proposed hp;
+	} hsz = { { .struct_size = sizeof(hsz.hi) }, { .struct_size = sizeof(hsz.hp) } };
+	struct t_heap_info hi[2];
+	struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) };
 	unsigned before = test_failures();
 
 	(void)state;
-	CASE(-EINVAL, dmaio_probe_system(E.ctx, NULL));
-	CASE(-EINVAL, dmaio_probe_system(NULL, NULL));
-	CASE(0, dmaio_probe_system(E.ctx, &si));
-	CASE(-EINVAL, dmaio_probe_heaps(E.ctx, NULL, 1));
-	CASE(-EINVAL, dmaio_probe_heaps(NULL, NULL, 5));
-	CASE(1, dmaio_probe_heaps(E.ctx, NULL, 0) >= 0);
-	CASE(1, dmaio_probe_heaps(E.ctx, hi, 2) >= 0);
-	CASE(-EINVAL, dmaio_probe_file(E.ctx, E.rw, NULL));
-	CASE(-EINVAL, dmaio_probe_file(E.ctx, -1, NULL));
-	CASE(-EBADF, dmaio_probe_file(E.ctx, -1, &fi));
-	CASE(-EBADF, dmaio_probe_file(E.ctx, INT_MIN, &fi));
-	CASE(-EBADF, dmaio_probe_file(E.ctx, CLOSED_FD, &fi));
-	CASE(-EBADF, dmaio_probe_file(NULL, INT_MAX, &fi));
-	CASE(-EISDIR, dmaio_probe_file(E.ctx, E.dir, &fi));
-	CASE(-ESPIPE, dmaio_probe_file(E.ctx, E.pipe_r, &fi));
-	CASE(-ESPIPE, dmaio_probe_file(E.ctx, E.pipe_w, &fi));
-	CASE(-ESPIPE, dmaio_probe_file(E.ctx, E.sock, &fi));
-	CASE(-ESPIPE, dmaio_probe_file(E.ctx, E.devnull, &fi));
-	CASE(0, dmaio_probe_file(E.ctx, E.rw, &fi));
-	CASE(0, dmaio_probe_file(E.ctx, E.ro, &fi));
-	CASE(0, dmaio_probe_file(NULL, E.wo, &fi));
-	CASE(FILE_SIZE, (dmaio_probe_file(E.ctx, E.rw, &fi), (long)fi.size));
+	CASE(-EINVAL, dmaio_ctx_get_system(E.ctx, NULL));
+	CASE(-EINVAL, dmaio_ctx_get_system(NULL, NULL));
+	CASE(0, dmaio_ctx_get_system(E.ctx, &si));
+	CASE(1, dmaio_ctx_heap_count(E.ctx) >= 0);
+	CASE(1, dmaio_ctx_heap_count(NULL) >= 0);
+	CASE(-EINVAL, dmaio_ctx_get_heap(E.ctx, 0, NULL));
+	CASE(-EINVAL, dmaio_ctx_get_heap_proposed(E.ctx, 0, NULL));
+	CASE(-ERANGE, dmaio_ctx_get_heap(E.ctx, UINT32_MAX, &hsz.hi));
+	CASE(-ERANGE, dmaio_ctx_get_heap_proposed(E.ctx, UINT32_MAX, &hsz.hp));
+	CASE(-ERANGE, dmaio_ctx_get_heap(E.ctx, (uint32_t)dmaio_ctx_heap_count(E.ctx), &hsz.hi));
+	hsz.hi.struct_size = DMAIO_SIZE_HEAP_INFO - 1;
+	CASE(-EINVAL, dmaio_ctx_get_heap(E.ctx, 0, &hsz.hi));
+	hsz.hp.struct_size = 0;
+	CASE(-EINVAL, dmaio_ctx_get_heap_proposed(E.ctx, 0, &hsz.hp));
+	CASE(-EINVAL, dmaio_ctx_get_proposed(E.ctx, NULL));
+	pi.struct_size = DMAIO_SIZE_PROPOSED_INFO - 4;
+	CASE(-EINVAL, dmaio_ctx_get_proposed(E.ctx, &pi));
+	pi.struct_size = 65537; /* garbage in the field: refused, nothing written */
+	CASE(-EINVAL, dmaio_ctx_get_proposed(E.ctx, &pi));
+	pi.struct_size = sizeof(pi);
+	CASE(0, dmaio_ctx_get_proposed(E.ctx, &pi));
+	si.struct_size = 3;
+	CASE(-EINVAL, dmaio_ctx_get_system(E.ctx, &si));
+	si.struct_size = sizeof(si);
+	CASE(1, t_probe_heaps(E.ctx, hi, 2) >= 0);
+	CASE(-EINVAL, dmaio_fd_get_info(E.rw, NULL));
+	CASE(-EINVAL, dmaio_fd_get_info(-1, NULL));
+	CASE(-EBADF, dmaio_fd_get_info(-1, &fi));
+	CASE(-EBADF, dmaio_fd_get_info(INT_MIN, &fi));
+	CASE(-EBADF, dmaio_fd_get_info(CLOSED_FD, &fi));
+	CASE(-EBADF, dmaio_fd_get_info(INT_MAX, &fi));
+	CASE(-EISDIR, dmaio_fd_get_info(E.dir, &fi));
+	CASE(-ESPIPE, dmaio_fd_get_info(E.pipe_r, &fi));
+	CASE(-ESPIPE, dmaio_fd_get_info(E.pipe_w, &fi));
+	CASE(-ESPIPE, dmaio_fd_get_info(E.sock, &fi));
+	CASE(-ESPIPE, dmaio_fd_get_info(E.devnull, &fi));
+	CASE(0, dmaio_fd_get_info(E.rw, &fi));
+	CASE(0, dmaio_fd_get_info(E.ro, &fi));
+	CASE(0, dmaio_fd_get_info(E.wo, &fi));
+	CASE(FILE_SIZE, (dmaio_fd_get_info(E.rw, &fi), (long)fi.file_size));
 	assert_no_failures_since(before);
 }
 
@@ -699,18 +723,18 @@ static const struct {
 static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int *nserved,
 		     int *nalloc, int *alloc_rc)
 {
-	struct dmaio_sys_info si;
-	struct dmaio_heap_info hi[8];
-	struct dmaio_file_info fi;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
+	struct t_heap_info hi[8];
+	struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) };
 	struct dmaio_buf *b = NULL;
 	char path[PATH_MAX];
 	void *m = NULL;
 	int fd, fdd, p, rc;
 	ssize_t r;
 
-	dmaio_probe_system(c, &si);
-	dmaio_probe_heaps(c, hi, ARRAY_SIZE(hi));
-	rc = dmaio_alloc(c, heap, 256 * KiB + 1, aflags, &b);
+	dmaio_ctx_get_system(c, &si);
+	t_probe_heaps(c, hi, ARRAY_SIZE(hi));
+	rc = t_alloc(c, heap, 256 * KiB + 1, aflags, &b);
 	*alloc_rc = rc;
 	if (rc) {
 		if (!test_is_skip_err(rc) && rc != -ENOMEM)
@@ -718,49 +742,49 @@ static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int
 		return;
 	}
 	(*nalloc)++;
-	if (dmaio_map(b, &m) != 0)
-		test_fail("dmaio_map(%s) failed", heap ? heap : "NULL");
+	if (dmaio_buf_map(b, &m) != 0)
+		test_fail("dmaio_buf_map(%s) failed", heap ? heap : "NULL");
 	fd = test_tmpfile(NULL, path, sizeof(path));
 	file_fill_pattern(fd, 0, 256 * KiB + 4097, SEED_FILE);
 	fdd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	dmaio_probe_file(c, fd, &fi);
+	dmaio_fd_get_info(fd, &fi);
 	for (p = 0; p < DMAIO_PATH_COUNT; p++) {
 		unsigned fl = p ? DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK : 0;
 
-		r = dmaio_read_file(b, 1, fd, 4095, 200 * KiB, fl);
+		r = dmaio_fd_read(fd, 4095, b, 1, 200 * KiB, fl, NULL);
 		if (r == 200 * (ssize_t)KiB)
 			(*nserved)++;
 		if (fdd >= 0) {
-			r = dmaio_read_file(b, 0, fdd, 0, 256 * KiB, fl);
-			r = dmaio_write_file(b, 0, fdd, 0, 256 * KiB, fl);
+			r = dmaio_fd_read(fdd, 0, b, 0, 256 * KiB, fl, NULL);
+			r = dmaio_fd_write(fdd, 0, b, 0, 256 * KiB, fl, NULL);
 		}
-		r = dmaio_write_file(b, 3, fd, 1, 128 * KiB, fl);
+		r = dmaio_fd_write(fd, 1, b, 3, 128 * KiB, fl, NULL);
 		(void)r;
 	}
 	if (dmaio_buf_kind(b) != DMAIO_BUF_MEMFD) {
 		struct dmaio_buf *ib = NULL;
 		void *im = NULL;
 
-		rc = dmaio_import(c, dmaio_buf_fd(b), 0, &ib);
+		rc = dmaio_buf_import(c, dmaio_buf_fd(b), 0, &ib);
 		if (rc) {
-			test_fail("dmaio_import(fd of a %s buffer) = %s", heap ? heap : "NULL",
+			test_fail("dmaio_buf_import(fd of a %s buffer) = %s", heap ? heap : "NULL",
 				  ename(rc));
 		} else {
-			dmaio_map(ib, &im);
-			r = dmaio_read_file(ib, 1, fd, 4095, 100 * KiB, 0);
+			dmaio_buf_map(ib, &im);
+			r = dmaio_fd_read(fd, 4095, ib, 1, 100 * KiB, 0, NULL);
 			if (r != 100 * (ssize_t)KiB)
 				test_fail("read into an imported %s buffer = %s",
 					  heap ? heap : "NULL", ename(r));
-			dmaio_free(ib);
+			dmaio_buf_free(ib);
 		}
 	}
 	if (fdd >= 0)
 		close(fdd);
 	close(fd);
 	unlink(path);
-	if (m && dmaio_unmap(b) != 0)
-		test_fail("dmaio_unmap(%s) failed", heap ? heap : "NULL");
-	dmaio_free(b);
+	if (m && dmaio_buf_unmap(b) != 0)
+		test_fail("dmaio_buf_unmap(%s) failed", heap ? heap : "NULL");
+	dmaio_buf_free(b);
 }
 
 static void test_cloexec_and_leaks(void **state)
@@ -784,7 +808,7 @@ static void test_cloexec_and_leaks(void **state)
 		snprintf(what, sizeof(what), "provider %s", heap ? heap : "default");
 		base = test_count_fds();
 		test_fd_snapshot(snap, FDMAX);
-		assert_int_equal(dmaio_ctx_new(&c), 0);
+		assert_int_equal(dmaio_ctx_new(0, &c), 0);
 		exercise(c, heap, providers[i].flags, &served, &nalloc, &arc);
 		off = test_check_new_fds_cloexec(snap, FDMAX, what, &nnew);
 		ncases++;
@@ -837,12 +861,12 @@ static int env_child(const char *mode)
 	int want = env ? dmaio_path_from_name(env) : -1;
 	struct dmaio_ctx *c = NULL;
 	struct dmaio_buf *b = NULL;
-	struct dmaio_xfer x;
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	char path[PATH_MAX], why[200];
 	int fd, errs = 0, cp;
 	ssize_t r;
 
-	if (dmaio_ctx_new(&c) || dmaio_alloc(c, "memfd", 128 * KiB, 0, &b))
+	if (dmaio_ctx_new(0, &c) || t_alloc(c, "memfd", 128 * KiB, 0, &b))
 		return child_fail("setup");
 	fd = test_tmpfile(NULL, path, sizeof(path));
 	file_fill_pattern(fd, 0, 200 * KiB, SEED_FILE);
@@ -850,19 +874,20 @@ static int env_child(const char *mode)
 	if (strcmp(mode, "path") == 0) {
 		/* env forces @want; per-call flags win */
 		memset(&x, 0, sizeof(x));
-		r = dmaio_read_file_ex(b, 1, fd, 4097, 100 * KiB, 0, &x);
-		if (r != 100 * (ssize_t)KiB || x.path != want)
+		x.struct_size = sizeof(x);
+		r = dmaio_fd_read(fd, 4097, b, 1, 100 * KiB, 0, &x);
+		if (r != 100 * (ssize_t)KiB || (int)x.path != want)
 			errs += child_fail("DMAIO_PATH=%s: read = %s, xfer.path %s", env,
 					   test_errname(r), dmaio_path_name(x.path));
-		r = dmaio_write_file_ex(b, 1, fd, 4097, 100 * KiB, 0, &x);
-		if (r != 100 * (ssize_t)KiB || x.path != want)
+		r = dmaio_fd_write(fd, 4097, b, 1, 100 * KiB, 0, &x);
+		if (r != 100 * (ssize_t)KiB || (int)x.path != want)
 			errs += child_fail("DMAIO_PATH=%s: write = %s, xfer.path %s", env,
 					   test_errname(r), dmaio_path_name(x.path));
-		r = dmaio_read_file_ex(b, 1, fd, 4097, 100 * KiB, DMAIO_RW_NO_FALLBACK, &x);
-		if (r != 100 * (ssize_t)KiB || x.path != want)
+		r = dmaio_fd_read(fd, 4097, b, 1, 100 * KiB, DMAIO_RW_NO_FALLBACK, &x);
+		if (r != 100 * (ssize_t)KiB || (int)x.path != want)
 			errs += child_fail("DMAIO_PATH=%s + NO_FALLBACK: read = %s, xfer.path %s",
 					   env, test_errname(r), dmaio_path_name(x.path));
-		cp = dmaio_choose_path(b, 1, fd, 4097, 100 * KiB, 0, 0, why, sizeof(why));
+		cp = t_choose_path(b, 1, fd, 4097, 100 * KiB, 0, 0, why, sizeof(why));
 		if (cp != want)
 			errs += child_fail("DMAIO_PATH=%s: choose_path = %s (%s)", env,
 					   test_errname(cp), why);
@@ -870,9 +895,8 @@ static int env_child(const char *mode)
 			int other = want == DMAIO_PATH_BUFFERED ? DMAIO_PATH_SENDFILE :
 								  DMAIO_PATH_BUFFERED;
 
-			r = dmaio_read_file_ex(b, 1, fd, 4097, 100 * KiB,
-					       DMAIO_RW_PATH(other) | DMAIO_RW_NO_FALLBACK, &x);
-			if (r != 100 * (ssize_t)KiB || x.path != other)
+			r = dmaio_fd_read(fd, 4097, b, 1, 100 * KiB, DMAIO_RW_PATH(other) | DMAIO_RW_NO_FALLBACK, &x);
+			if (r != 100 * (ssize_t)KiB || (int)x.path != other)
 				errs += child_fail("DMAIO_PATH=%s, flag %s: read = %s, "
 						   "xfer.path %s", env, dmaio_path_name(other),
 						   test_errname(r), dmaio_path_name(x.path));
@@ -880,45 +904,43 @@ static int env_child(const char *mode)
 	} else if (strcmp(mode, "nofallback") == 0) {
 		/* env forces rw-file, which cannot serve a memfd */
 		memset(&x, 0, sizeof(x));
-		r = dmaio_read_file_ex(b, 0, fd, 0, 64 * KiB, DMAIO_RW_NO_FALLBACK, &x);
+		x.struct_size = sizeof(x);
+		r = dmaio_fd_read(fd, 0, b, 0, 64 * KiB, DMAIO_RW_NO_FALLBACK, &x);
 		if (r != -EOPNOTSUPP || x.done != 0)
 			errs += child_fail("DMAIO_PATH=%s + NO_FALLBACK: read = %s (done %llu), "
 					   "expected -EOPNOTSUPP", env, test_errname(r),
 					   (unsigned long long)x.done);
-		r = dmaio_write_file_ex(b, 0, fd, 0, 64 * KiB, DMAIO_RW_NO_FALLBACK, &x);
+		r = dmaio_fd_write(fd, 0, b, 0, 64 * KiB, DMAIO_RW_NO_FALLBACK, &x);
 		if (r != -EOPNOTSUPP)
 			errs += child_fail("DMAIO_PATH=%s + NO_FALLBACK: write = %s", env,
 					   test_errname(r));
-		cp = dmaio_choose_path(b, 0, fd, 0, 64 * KiB, 0, DMAIO_RW_NO_FALLBACK, why,
+		cp = t_choose_path(b, 0, fd, 0, 64 * KiB, 0, DMAIO_RW_NO_FALLBACK, why,
 				       sizeof(why));
 		if (cp != -EOPNOTSUPP)
 			errs += child_fail("DMAIO_PATH=%s + NO_FALLBACK: choose_path = %s", env,
 					   test_errname(cp));
 		memset(&x, 0, sizeof(x));
-		r = dmaio_read_file_ex(b, 0, fd, 0, 64 * KiB, 0, &x);
-		if (r != 64 * (ssize_t)KiB || x.path == want || x.path <= 0 || x.fallbacks < 1)
+		x.struct_size = sizeof(x);
+		r = dmaio_fd_read(fd, 0, b, 0, 64 * KiB, 0, &x);
+		if (r != 64 * (ssize_t)KiB || (int)x.path == want || (int)x.path <= 0 || x.fallbacks < 1)
 			errs += child_fail("DMAIO_PATH=%s with fallback: read = %s, path %s, "
 					   "fallbacks %u", env, test_errname(r),
 					   dmaio_path_name(x.path), x.fallbacks);
-		r = dmaio_read_file_ex(b, 0, fd, 0, 64 * KiB,
-				       DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK,
-				       &x);
+		r = dmaio_fd_read(fd, 0, b, 0, 64 * KiB, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK, &x);
 		if (r != 64 * (ssize_t)KiB || x.path != DMAIO_PATH_BUFFERED)
 			errs += child_fail("DMAIO_PATH=%s, flag buffered: read = %s, path %s", env,
 					   test_errname(r), dmaio_path_name(x.path));
 	} else if (strcmp(mode, "debug") == 0) {
-		r = dmaio_read_file(b, 0, fd, 0, 64 * KiB,
-				    DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK);
+		r = dmaio_fd_read(fd, 0, b, 0, 64 * KiB, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK, NULL);
 		if (r != 64 * (ssize_t)KiB)
 			errs += child_fail("debug: read = %s", test_errname(r));
-		r = dmaio_read_file(b, 0, fd, 0, 64 * KiB,
-				    DMAIO_RW_PATH(DMAIO_PATH_RW_FILE));
+		r = dmaio_fd_read(fd, 0, b, 0, 64 * KiB, DMAIO_RW_PATH(DMAIO_PATH_RW_FILE), NULL);
 		if (r != 64 * (ssize_t)KiB)
 			errs += child_fail("debug: read with fallback = %s", test_errname(r));
 	} else {
 		errs += child_fail("unknown mode %s", mode);
 	}
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	dmaio_ctx_free(c);
 	close(fd);
 	test_cleanup();
@@ -991,30 +1013,30 @@ static void test_env(void **state)
 	{
 		struct dmaio_ctx *c = NULL;
 		struct dmaio_buf *b = NULL;
-		struct dmaio_xfer x;
+		struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 		char path[PATH_MAX];
 		int fd;
 		ssize_t r;
 
 		setenv("DMAIO_PATH", "sendfile", 1);
-		assert_int_equal(dmaio_ctx_new(&c), 0);
+		assert_int_equal(dmaio_ctx_new(0, &c), 0);
 		unsetenv("DMAIO_PATH");
-		assert_int_equal(dmaio_alloc(c, "memfd", 64 * KiB, 0, &b), 0);
+		assert_int_equal(t_alloc(c, "memfd", 64 * KiB, 0, &b), 0);
 		fd = test_tmpfile(NULL, path, sizeof(path));
 		assert_int_equal(file_fill_pattern(fd, 0, 64 * KiB, SEED_FILE), 0);
 		memset(&x, 0, sizeof(x));
-		r = dmaio_read_file_ex(b, 0, fd, 1, 60 * KiB, 0, &x);
+		x.struct_size = sizeof(x);
+		r = dmaio_fd_read(fd, 1, b, 0, 60 * KiB, 0, &x);
 		ncases++;
 		if (r != 60 * (ssize_t)KiB || x.path != DMAIO_PATH_SENDFILE)
 			test_fail("setenv(DMAIO_PATH=sendfile) + dmaio_ctx_new: read = %s via %s",
 				  ename(r), dmaio_path_name(x.path));
-		r = dmaio_read_file_ex(b, 0, fd, 1, 60 * KiB,
-				       DMAIO_RW_PATH(DMAIO_PATH_BUFFERED), &x);
+		r = dmaio_fd_read(fd, 1, b, 0, 60 * KiB, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED), &x);
 		ncases++;
 		if (r != 60 * (ssize_t)KiB || x.path != DMAIO_PATH_BUFFERED)
 			test_fail("DMAIO_PATH=sendfile context, flag buffered: read = %s via %s",
 				  ename(r), dmaio_path_name(x.path));
-		dmaio_free(b);
+		dmaio_buf_free(b);
 		dmaio_ctx_free(c);
 		close(fd);
 		unlink(path);
@@ -1094,43 +1116,43 @@ static void test_ctx_stats_exact(void **state)
 	const unsigned frw = DMAIO_RW_PATH(DMAIO_PATH_RW_FILE) | DMAIO_RW_NO_FALLBACK;
 	struct dmaio_ctx *c = NULL;
 	struct dmaio_buf *b1 = NULL, *b2 = NULL;
-	struct dmaio_stats st, s1, s2;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) }, s1 = { .struct_size = sizeof(struct dmaio_stats) }, s2 = { .struct_size = sizeof(struct dmaio_stats) };
 	unsigned before = test_failures();
 	int fd;
 
 	(void)state;
 	fd = test_tmpfile(NULL, NULL, 0);
 	assert_int_equal(file_fill_pattern(fd, 0, 8192, SEED_FILE), 0);
-	assert_int_equal(dmaio_ctx_new(&c), 0);
-	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	assert_int_equal(dmaio_ctx_new(0, &c), 0);
+	assert_int_equal(dmaio_ctx_get_stats(c, &st), 0);
 	expect_stats("new context", &st, 0, 0, 0, 0, 0, 0);
 	CASE(DMAIO_PATH_AUTO, st.last_path);
-	assert_int_equal(dmaio_alloc(c, "memfd", 4096, 0, &b1), 0);
-	assert_int_equal(dmaio_alloc(c, "memfd", 4096, 0, &b2), 0);
+	assert_int_equal(t_alloc(c, "memfd", 4096, 0, &b1), 0);
+	assert_int_equal(t_alloc(c, "memfd", 4096, 0, &b2), 0);
 
-	CASE(1000, dmaio_read_file(b1, 1, fd, 7, 1000, fb));
-	CASE(100, dmaio_read_file(b1, 0, fd, 8092, 1000, fb));  /* short at EOF */
-	CASE(0, dmaio_read_file(b1, 0, fd, 9000, 10, fb));      /* at EOF: an op of 0 bytes */
-	CASE(-EOPNOTSUPP, dmaio_read_file(b2, 0, fd, 0, 10, frw)); /* an error */
-	CASE(500, dmaio_write_file(b2, 3, fd, 100, 500, fs));
+	CASE(1000, dmaio_fd_read(fd, 7, b1, 1, 1000, fb, NULL));
+	CASE(100, dmaio_fd_read(fd, 8092, b1, 0, 1000, fb, NULL));  /* short at EOF */
+	CASE(0, dmaio_fd_read(fd, 9000, b1, 0, 10, fb, NULL));      /* at EOF: an op of 0 bytes */
+	CASE(-EOPNOTSUPP, dmaio_fd_read(fd, 0, b2, 0, 10, frw, NULL)); /* an error */
+	CASE(500, dmaio_fd_write(fd, 100, b2, 3, 500, fs, NULL));
 
-	assert_int_equal(dmaio_buf_stats(b1, &s1), 0);
-	assert_int_equal(dmaio_buf_stats(b2, &s2), 0);
+	assert_int_equal(dmaio_buf_get_stats(b1, &s1), 0);
+	assert_int_equal(dmaio_buf_get_stats(b2, &s2), 0);
 	expect_stats("buffer 1", &s1, 3, 0, 1100, 0, 1100, 0);
 	expect_stats("buffer 2", &s2, 2, 1, 0, 500, 0, 500);
 	CASE(DMAIO_PATH_SENDFILE, s2.last_path);
 	CASE(500, (long)s2.last_done);
 	CASE(0, s2.last_result);
 	CASE(0, (long)s1.last_done);
-	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	assert_int_equal(dmaio_ctx_get_stats(c, &st), 0);
 	expect_stats("context, buffers alive", &st, 5, 1, 1100, 500, 1100, 500);
 	CASE(DMAIO_PATH_SENDFILE, st.last_path);
 	CASE(500, (long)st.last_done);
-	dmaio_free(b1);
-	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	dmaio_buf_free(b1);
+	assert_int_equal(dmaio_ctx_get_stats(c, &st), 0);
 	expect_stats("context, one buffer freed", &st, 5, 1, 1100, 500, 1100, 500);
-	dmaio_free(b2);
-	assert_int_equal(dmaio_ctx_stats(c, &st), 0);
+	dmaio_buf_free(b2);
+	assert_int_equal(dmaio_ctx_get_stats(c, &st), 0);
 	expect_stats("context, both freed", &st, 5, 1, 1100, 500, 1100, 500);
 	dmaio_ctx_free(c);
 	close(fd);

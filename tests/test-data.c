@@ -110,18 +110,18 @@ struct xcase {
 
 static void cpu_begin(struct run *r, const char *desc, struct tier *t, unsigned dir)
 {
-	int rc = dmaio_sync_begin(t->buf, dir);
+	int rc = dmaio_buf_sync_begin(t->buf, dir);
 
 	if (rc)
-		test_fail_in(desc, "dmaio_sync_begin(%u) = %s", dir, test_errname(rc));
+		test_fail_in(desc, "dmaio_buf_sync_begin(%u) = %s", dir, test_errname(rc));
 }
 
 static void cpu_end(struct run *r, const char *desc, struct tier *t, unsigned dir)
 {
-	int rc = dmaio_sync_end(t->buf, dir);
+	int rc = dmaio_buf_sync_end(t->buf, dir);
 
 	if (rc)
-		test_fail_in(desc, "dmaio_sync_end(%u) = %s", dir, test_errname(rc));
+		test_fail_in(desc, "dmaio_buf_sync_end(%u) = %s", dir, test_errname(rc));
 }
 
 static int tier_alloc(struct tier *t, const char *name, size_t size)
@@ -131,15 +131,15 @@ static int tier_alloc(struct tier *t, const char *name, size_t size)
 
 	memset(t, 0, sizeof(*t));
 	t->name = name;
-	rc = dmaio_alloc(ctx, args.heap_name, size, 0, &t->buf);
+	rc = t_alloc(ctx, args.heap_name, size, 0, &t->buf);
 	if (rc)
 		return rc;
 	t->size = size;
 	assert_int_equal(dmaio_buf_size(t->buf), size);
 	assert_int_equal(dmaio_buf_kind(t->buf), kind);
-	rc = dmaio_map(t->buf, &p);
+	rc = dmaio_buf_map(t->buf, &p);
 	if (rc)
-		fprintf(stderr, "dmaio_map(%s, %zu) = %s\n", args.heap, size, test_errname(rc));
+		fprintf(stderr, "dmaio_buf_map(%s, %zu) = %s\n", args.heap, size, test_errname(rc));
 	assert_int_equal(rc, 0);
 	assert_non_null(p);
 	t->map = p;
@@ -148,7 +148,7 @@ static int tier_alloc(struct tier *t, const char *name, size_t size)
 
 static void tier_free(struct tier *t)
 {
-	dmaio_free(t->buf);
+	dmaio_buf_free(t->buf);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -197,9 +197,12 @@ static void get_stats(struct run *r, const char *desc, struct tier *t, struct dm
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	rc = dmaio_buf_stats(t->buf, st);
+	st->struct_size = sizeof(*st);
+	st->struct_size = sizeof(*st);
+	st->struct_size = sizeof(*st);
+	rc = dmaio_buf_get_stats(t->buf, st);
 	if (rc)
-		test_fail_in(desc, "dmaio_buf_stats = %s", test_errname(rc));
+		test_fail_in(desc, "dmaio_buf_get_stats = %s", test_errname(rc));
 }
 
 /* The statistics and the xfer record must tell exactly what the call returned. */
@@ -235,7 +238,7 @@ static void check_accounting(struct run *r, const char *desc, const struct dmaio
 			     (unsigned long long)x->unaligned, (unsigned long long)x->done);
 	if (ret > 0 && (x->path <= DMAIO_PATH_AUTO || x->path >= DMAIO_PATH_COUNT))
 		test_fail_in(desc, "xfer.path %d is not a data path", x->path);
-	if (ret > 0 && path != DMAIO_PATH_AUTO && x->path != path)
+	if (ret > 0 && path != DMAIO_PATH_AUTO && (int)x->path != path)
 		test_fail_in(desc, "xfer.path %s, forced %s", test_pname(x->path),
 			     test_pname(path));
 	if (path != DMAIO_PATH_AUTO && x->fallbacks != 0)
@@ -280,7 +283,7 @@ static void check_choice(struct run *r, const char *desc, int cp, const char *wh
 	if (ret > 0 && path != DMAIO_PATH_AUTO && cp != path)
 		test_fail_in(desc, "dmaio_choose_path = %s (%s), forced %s served the call",
 			     cp < 0 ? test_errname(cp) : test_pname(cp), why, test_pname(path));
-	if (ret > 0 && path == DMAIO_PATH_AUTO && x->fallbacks == 0 && cp != x->path)
+	if (ret > 0 && path == DMAIO_PATH_AUTO && x->fallbacks == 0 && cp != (int)x->path)
 		test_fail_in(desc, "dmaio_choose_path = %s (%s), the call used %s",
 			     cp < 0 ? test_errname(cp) : test_pname(cp), why, test_pname(x->path));
 	if (ret == -EOPNOTSUPP && cp >= 0) {
@@ -315,8 +318,8 @@ static void do_read(struct run *r, int path, int fd, const char *mode, struct fi
 		    const struct xcase *c)
 {
 	struct tier *t = r->t;
-	struct dmaio_stats a, b;
-	struct dmaio_xfer x;
+	struct dmaio_stats a = { .struct_size = sizeof(struct dmaio_stats) }, b = { .struct_size = sizeof(struct dmaio_stats) };
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	char desc[256], why[256] = "";
 	unsigned flags = path_flags(path);
 	size_t exp = 0, got;
@@ -337,9 +340,9 @@ static void do_read(struct run *r, int path, int fd, const char *mode, struct fi
 	cpu_end(r, desc, t, DMAIO_SYNC_WRITE);
 
 	get_stats(r, desc, t, &a);
-	cp = dmaio_choose_path(t->buf, c->boff, fd, c->foff, c->len, 0, flags, why, sizeof(why));
-	memset(&x, 0xa5, sizeof(x));
-	ret = dmaio_read_file_ex(t->buf, c->boff, fd, c->foff, c->len, flags, &x);
+	cp = t_choose_path(t->buf, c->boff, fd, c->foff, c->len, 0, flags, why, sizeof(why));
+	memset(&x, 0xa5, sizeof(x)); x.struct_size = sizeof(x);
+	ret = dmaio_fd_read(fd, c->foff, t->buf, c->boff, c->len, flags, &x);
 	get_stats(r, desc, t, &b);
 	r->calls++;
 	total_calls++;
@@ -452,8 +455,8 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 		     const struct xcase *c)
 {
 	struct tier *t = r->t;
-	struct dmaio_stats a, b;
-	struct dmaio_xfer x;
+	struct dmaio_stats a = { .struct_size = sizeof(struct dmaio_stats) }, b = { .struct_size = sizeof(struct dmaio_stats) };
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	char desc[256], why[256] = "";
 	unsigned flags = path_flags(path);
 	off_t end = c->foff + (off_t)c->len, newsize, pre_end;
@@ -474,9 +477,9 @@ static void do_write(struct run *r, int path, int fd, const char *mode, struct f
 						  SEED_BUF, c->boff, true), 0);
 
 	get_stats(r, desc, t, &a);
-	cp = dmaio_choose_path(t->buf, c->boff, fd, c->foff, c->len, 1, flags, why, sizeof(why));
-	memset(&x, 0xa5, sizeof(x));
-	ret = dmaio_write_file_ex(t->buf, c->boff, fd, c->foff, c->len, flags, &x);
+	cp = t_choose_path(t->buf, c->boff, fd, c->foff, c->len, 1, flags, why, sizeof(why));
+	memset(&x, 0xa5, sizeof(x)); x.struct_size = sizeof(x);
+	ret = dmaio_fd_write(fd, c->foff, t->buf, c->boff, c->len, flags, &x);
 	get_stats(r, desc, t, &b);
 	r->calls++;
 	total_calls++;
@@ -936,12 +939,11 @@ static void *thread_main(void *arg)
 			boff = th->lo + (i * 511) % (part / 2);
 			len = part / 2 - (i * 7) % 4096;
 			foff = (off_t)((th->lo * 3 + i * 4097) % (size_t)(th->src_size - (off_t)len));
-			if (dmaio_sync_begin(th->t->buf, DMAIO_SYNC_WRITE) != 0)
-				test_fail("thread %d: dmaio_sync_begin failed", th->id);
+			if (dmaio_buf_sync_begin(th->t->buf, DMAIO_SYNC_WRITE) != 0)
+				test_fail("thread %d: dmaio_buf_sync_begin failed", th->id);
 			pat_fill_inv(th->t->map + boff, len, SEED_FILE, (uint64_t)foff);
-			dmaio_sync_end(th->t->buf, DMAIO_SYNC_WRITE);
-			ret = dmaio_read_file(th->t->buf, boff, th->fd_src, foff, len,
-					      path_flags(p));
+			dmaio_buf_sync_end(th->t->buf, DMAIO_SYNC_WRITE);
+			ret = dmaio_fd_read(th->fd_src, foff, th->t->buf, boff, len, path_flags(p), NULL);
 			th->calls++;
 			if (ret != (ssize_t)len) {
 				test_fail("thread %d: read path %s boff %zu foff %lld len %zu = %s",
@@ -949,16 +951,15 @@ static void *thread_main(void *arg)
 					  test_errname(ret));
 				continue;
 			}
-			dmaio_sync_begin(th->t->buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_begin(th->t->buf, DMAIO_SYNC_READ);
 			e = pat_check(th->t->map + boff, len, SEED_FILE, (uint64_t)foff);
-			dmaio_sync_end(th->t->buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_end(th->t->buf, DMAIO_SYNC_READ);
 			if (e >= 0)
 				test_fail("thread %d: read path %s boff %zu foff %lld len %zu: bad "
 					  "byte %lld", th->id, test_pname(p), boff, (long long)foff,
 					  len, e);
 			/* and write the same bytes out to the thread's own part of dst */
-			ret = dmaio_write_file(th->t->buf, boff, th->fd_dst, (off_t)boff, len,
-					       path_flags(p));
+			ret = dmaio_fd_write(th->fd_dst, (off_t)boff, th->t->buf, boff, len, path_flags(p), NULL);
 			th->calls++;
 			if (ret != (ssize_t)len)
 				test_fail("thread %d: write path %s boff %zu len %zu = %s", th->id,
@@ -1115,7 +1116,7 @@ static void test_rawdev(void **state)
 			r.t = &wt;
 			do_write(&r, paths[p], fds[m], m ? "rw+direct" : "rw", &f, &c);
 			/* do_write restored the range: write it again, then read it back */
-			ret = dmaio_write_file(wt.buf, c.boff, fds[m], c.foff, c.len, fl);
+			ret = dmaio_fd_write(fds[m], c.foff, wt.buf, c.boff, c.len, fl, NULL);
 			if (ret == -EOPNOTSUPP && !mandatory(paths[p]))
 				continue;
 			snprintf(desc, sizeof(desc), "rawdev read-back path=%s fd=%s boff=%zu "
@@ -1125,7 +1126,7 @@ static void test_rawdev(void **state)
 				test_fail_in(desc, "write = %s", test_errname(ret));
 				continue;
 			}
-			ret = dmaio_read_file(rt.buf, 4096 + i, fds[m ^ 1], c.foff, c.len, fl);
+			ret = dmaio_fd_read(fds[m ^ 1], c.foff, rt.buf, 4096 + i, c.len, fl, NULL);
 			if (ret == -EOPNOTSUPP && !mandatory(paths[p])) {
 				/* the forced path refuses these offsets (uring-dmabuf: buffer and
 				 * device offsets not congruent modulo the block): no read-back */
@@ -1160,7 +1161,7 @@ static void test_rawdev(void **state)
 
 		assert_non_null(own);
 		assert_int_equal(pread_full(f.vfd, own, 1000, (off_t)devsize - 1000), 1000);
-		ret = dmaio_read_file(rt.buf, 0, fds[1], (off_t)devsize - 1000, 4096, 0);
+		ret = dmaio_fd_read(fds[1], (off_t)devsize - 1000, rt.buf, 0, 4096, 0, NULL);
 		if (ret != 1000)
 			test_fail_in("rawdev end", "read across the device end = %s, expected 1000",
 				     test_errname(ret));
@@ -1184,12 +1185,12 @@ static void test_rawdev(void **state)
 /* The context's counters add up everything the buffers (freed ones included) did. */
 static void test_ctx_stats(void **state)
 {
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	uint64_t sum = 0;
 	int i;
 
 	(void)state;
-	assert_int_equal(dmaio_ctx_stats(ctx, &st), 0);
+	assert_int_equal(dmaio_ctx_get_stats(ctx, &st), 0);
 	for (i = 0; i < DMAIO_PATH_COUNT; i++)
 		sum += st.path_bytes[i];
 	printf("# ctx: ops %llu errors %llu read %llu written %llu (expected %llu / %llu) "
@@ -1216,7 +1217,7 @@ int main(int argc, char **argv)
 
 	test_parse_args(argc, argv, &args, "memfd");
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	rc = dmaio_ctx_new(&ctx);
+	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {
 		fprintf(stderr, "dmaio_ctx_new = %s\n", test_errname(rc));
 		return 1;
@@ -1232,7 +1233,7 @@ int main(int argc, char **argv)
 			test_expected_kind(args.heap_name), args.heap);
 		return 1;
 	}
-	dmaio_free(probe);
+	dmaio_buf_free(probe);
 	printf("# heap %s (kind %d), test directory %s%s\n", args.heap, kind, test_dir(),
 	       args.quick ? ", quick" : "");
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);

@@ -162,7 +162,7 @@ static void one_mode(int extra, const char *name)
 		close(fd);
 		fail_msg("dmaio_alloc(%s) failed", args.heap);
 	}
-	assert_int_equal(dmaio_map(buf, &map), 0);
+	assert_int_equal(dmaio_buf_map(buf, &map), 0);
 	pat_fill(map, SIZE, SEED_BUF, 0);
 	assert_int_equal(dmaio_file_open(NULL, fd, 0, &file), 0);
 	check = -1;
@@ -188,9 +188,9 @@ static void one_mode(int extra, const char *name)
 		assert_int_equal(r, SIZE - 200);
 		if (dev >= 0) {
 			long long missing = on_device(dev, fd, off, SIZE - 200, SEED_BUF);
-			struct dmaio_stats bs;
+			struct dmaio_stats bs = { .struct_size = sizeof(struct dmaio_stats) };
 
-			assert_int_equal(dmaio_buf_stats(buf, &bs), 0);
+			assert_int_equal(dmaio_buf_get_stats(buf, &bs), 0);
 			printf("# %s, %s (ran %s): %lld of %u bytes not on the device\n", name,
 			       paths[i] ? dmaio_path_name(paths[i]) : "auto",
 			       dmaio_path_name(bs.last_path), missing, SIZE - 200);
@@ -203,7 +203,7 @@ static void one_mode(int extra, const char *name)
 	if (dev >= 0)
 		close(dev);
 	dmaio_file_close(file);
-	dmaio_free(buf);
+	dmaio_buf_free(buf);
 	close(check);
 	close(fd);
 }

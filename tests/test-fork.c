@@ -30,7 +30,7 @@ static struct test_args args;
 static void read_check(struct dmaio_buf *b, void *map, size_t off, int fd, size_t len, int path,
 		       uint64_t seed)
 {
-	ssize_t n = dmaio_read_file(b, off, fd, 0, len, path ? DMAIO_RW_PATH(path) : 0);
+	ssize_t n = dmaio_fd_read(fd, 0, b, off, len, path ? DMAIO_RW_PATH(path) : 0, NULL);
 
 	if (n != (ssize_t)len)
 		fail_msg("read via %s: %s", test_pname(path), test_errname(n));
@@ -50,26 +50,26 @@ static void child(void **state)
 {
 	struct inherited *in = *state;
 	unsigned fl = in->path ? DMAIO_RW_PATH(in->path) : 0;
-	struct dmaio_io io = { .op = DMAIO_OP_READ, .flags = fl, .len = SIZE, .user_data = 7 };
+	struct dmaio_io io = { .struct_size = sizeof(struct dmaio_io), .op = DMAIO_OP_READ, .flags = fl, .len = SIZE, .user_data = 7 };
 	struct dmaio_queue *q;
 	struct dmaio_buf *own;
 	struct dmaio_file *rf;
-	struct dmaio_done d;
+	struct dmaio_done d = { .struct_size = sizeof(struct dmaio_done) };
 	char path[PATH_MAX];
 	void *omap;
 	int out;
 
 	alarm(120);
 	/* its own buffer */
-	assert_rc_equal(dmaio_alloc(NULL, args.heap_name, SIZE, 0, &own), 0);
-	assert_rc_equal(dmaio_map(own, &omap), 0);
+	assert_rc_equal(t_alloc(NULL, args.heap_name, SIZE, 0, &own), 0);
+	assert_rc_equal(dmaio_buf_map(own, &omap), 0);
 	read_check(own, omap, 0, in->f2, SIZE, in->path, SEED_F2);
 	/* the buffer shared with the parent: the second half */
 	read_check(in->shared, in->smap, SIZE / 2, in->f2, SIZE / 2, in->path, SEED_F2);
 	/* a write through the same path */
 	out = test_tmpfile(NULL, path, sizeof(path));
 	unlink(path); /* the child exits with _exit(): no cleanup at exit */
-	assert_rc_equal(dmaio_write_file(own, 0, out, 0, SIZE, fl), SIZE);
+	assert_rc_equal(dmaio_fd_write(out, 0, own, 0, SIZE, fl, NULL), SIZE);
 	assert_int_equal(file_check_pattern(out, 0, SIZE, SEED_F2, 0), -1);
 	/* a queue of its own, on the inherited context */
 	assert_rc_equal(dmaio_file_open(NULL, in->f2, 0, &rf), 0);
@@ -77,14 +77,14 @@ static void child(void **state)
 	io.buf = own;
 	io.file = rf;
 	memset(omap, 0, SIZE);
-	assert_rc_equal(dmaio_submit(q, &io, 1), 1);
-	assert_rc_equal(dmaio_reap(q, &d, 1, 1, 30000), 1);
+	assert_rc_equal(dmaio_queue_submit(q, &io, 1), 1);
+	assert_rc_equal(dmaio_queue_reap(q, &d, 1, 1, 30000), 1);
 	assert_rc_equal(d.res, SIZE);
 	assert_int_equal(d.user_data, 7);
 	assert_int_equal(pat_check(omap, SIZE, SEED_F2, 0), -1);
 	dmaio_queue_free(q);
 	dmaio_file_close(rf);
-	dmaio_free(own);
+	dmaio_buf_free(own);
 }
 
 static void one_path(int path, int f1, int f2)
@@ -96,15 +96,15 @@ static void one_path(int path, int f1, int f2)
 
 	/* 77 where the provider is missing on the host; in the VM a failure */
 	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, SIZE, 0, &b), 0);
-	assert_int_equal(dmaio_map(b, &map), 0);
+	assert_int_equal(dmaio_buf_map(b, &map), 0);
 	if (path) {
 		char why[160];
-		int p = dmaio_choose_path(b, 0, f1, 0, SIZE, 0, DMAIO_RW_PATH(path) |
+		int p = t_choose_path(b, 0, f1, 0, SIZE, 0, DMAIO_RW_PATH(path) |
 					  DMAIO_RW_NO_FALLBACK, why, sizeof(why));
 
 		if (p != path) {
 			printf("# %-15s cannot serve this buffer: %s\n", dmaio_path_name(path), why);
-			dmaio_free(b);
+			dmaio_buf_free(b);
 			return;
 		}
 	}
@@ -121,7 +121,7 @@ static void one_path(int path, int f1, int f2)
 	assert_true(pat_check((char *)map + SIZE / 2, SIZE / 2, SEED_F2, 0) < 0);
 	alarm(0);
 	printf("# %-15s parent and child byte-exact\n", path ? dmaio_path_name(path) : "auto");
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 static void test_fork(void **state)

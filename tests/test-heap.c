@@ -2,7 +2,7 @@
 /*
  * test-heap: one dma-heap, like the kernel's dmabuf-heap selftest but through libdmaio:
  * alloc + map + sync + CPU access, zeroed on (re)allocation, concurrent allocations from
- * several threads, and dmaio_import() of a dma-buf made outside the library (dup semantics).
+ * several threads, and dmaio_buf_import() of a dma-buf made outside the library (dup semantics).
  *
  * Usage: test-heap --heap NAME   (system, cma = first existing CMA heap, or any heap name)
  */
@@ -75,7 +75,7 @@ static int hold_teardown(void **state)
 	if (h->own)
 		munmap(h->own, h->ownlen);
 	for (size_t i = 0; i < ARRAY_SIZE(h->b); i++)
-		dmaio_free(h->b[i]);
+		dmaio_buf_free(h->b[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(h->fd); i++)
 		if (h->fd[i] >= 0)
 			close(h->fd[i]);
@@ -117,7 +117,7 @@ static void test_alloc_map(void **state)
 		int fd, fl;
 
 		printf("# alloc/map: %zu bytes from %s\n", sz, args.heap_name);
-		assert_rc_equal(dmaio_alloc(ctx, args.heap_name, sz, 0, &h->b[0]), 0);
+		assert_rc_equal(t_alloc(ctx, args.heap_name, sz, 0, &h->b[0]), 0);
 		assert_int_equal(dmaio_buf_kind(h->b[0]), DMAIO_BUF_HEAP);
 		assert_string_equal(dmaio_buf_provider(h->b[0]), args.heap_name);
 		assert_int_equal(dmaio_buf_size(h->b[0]), sz);
@@ -130,24 +130,24 @@ static void test_alloc_map(void **state)
 		assert_true(exp_name[0]);
 		test_fdinfo(fd, "size", fsize, sizeof(fsize));
 		assert_int_equal(strtoull(fsize, NULL, 10), maplen);
-		assert_rc_equal(dmaio_unmap(h->b[0]), -ENOENT); /* not mapped yet */
+		assert_rc_equal(dmaio_buf_unmap(h->b[0]), -ENOENT); /* not mapped yet */
 
-		assert_rc_equal(dmaio_map(h->b[0], (void **)&m), 0);
+		assert_rc_equal(dmaio_buf_map(h->b[0], (void **)&m), 0);
 		assert_non_null(m);
-		assert_rc_equal(dmaio_map(h->b[0], (void **)&m2), 0);
+		assert_rc_equal(dmaio_buf_map(h->b[0], (void **)&m2), 0);
 		assert_ptr_equal(m2, m); /* the second map: the same address */
-		assert_rc_equal(dmaio_sync_begin(h->b[0], DMAIO_SYNC_WRITE), 0);
+		assert_rc_equal(dmaio_buf_sync_begin(h->b[0], DMAIO_SYNC_WRITE), 0);
 		pat_fill(m, sz, SEED_BUF, 0);
-		assert_rc_equal(dmaio_sync_end(h->b[0], DMAIO_SYNC_WRITE), 0);
-		assert_rc_equal(dmaio_unmap(h->b[0]), 0);
-		assert_rc_equal(dmaio_unmap(h->b[0]), -ENOENT);
+		assert_rc_equal(dmaio_buf_sync_end(h->b[0], DMAIO_SYNC_WRITE), 0);
+		assert_rc_equal(dmaio_buf_unmap(h->b[0]), 0);
+		assert_rc_equal(dmaio_buf_unmap(h->b[0]), -ENOENT);
 		m = NULL;
-		assert_rc_equal(dmaio_map(h->b[0], (void **)&m), 0);
+		assert_rc_equal(dmaio_buf_map(h->b[0], (void **)&m), 0);
 		assert_non_null(m);
-		assert_rc_equal(dmaio_sync_begin(h->b[0], DMAIO_SYNC_READ), 0);
+		assert_rc_equal(dmaio_buf_sync_begin(h->b[0], DMAIO_SYNC_READ), 0);
 		/* the data survives unmap/map */
 		assert_int_equal(pat_check(m, sz, SEED_BUF, 0), -1);
-		assert_rc_equal(dmaio_sync_end(h->b[0], DMAIO_SYNC_READ), 0);
+		assert_rc_equal(dmaio_buf_sync_end(h->b[0], DMAIO_SYNC_READ), 0);
 
 		/* an independent mapping of the dma-buf sees the same bytes */
 		own = own_map(h, fd, maplen, PROT_READ);
@@ -157,12 +157,12 @@ static void test_alloc_map(void **state)
 		own_unmap(h);
 
 		/* RW both ways; bad directions refused */
-		assert_rc_equal(dmaio_sync_begin(h->b[0], DMAIO_SYNC_RW), 0);
+		assert_rc_equal(dmaio_buf_sync_begin(h->b[0], DMAIO_SYNC_RW), 0);
 		m[sz - 1] ^= 0xff;
-		assert_rc_equal(dmaio_sync_end(h->b[0], DMAIO_SYNC_RW), 0);
-		assert_rc_equal(dmaio_sync_begin(h->b[0], 0), -EINVAL);
-		assert_rc_equal(dmaio_sync_end(h->b[0], 8), -EINVAL);
-		dmaio_free(h->b[0]); /* still mapped: free unmaps */
+		assert_rc_equal(dmaio_buf_sync_end(h->b[0], DMAIO_SYNC_RW), 0);
+		assert_rc_equal(dmaio_buf_sync_begin(h->b[0], 0), -EINVAL);
+		assert_rc_equal(dmaio_buf_sync_end(h->b[0], 8), -EINVAL);
+		dmaio_buf_free(h->b[0]); /* still mapped: free unmaps */
 		h->b[0] = NULL;
 		/* and the buffer fd is closed */
 		assert_true(fcntl(fd, F_GETFD) < 0);
@@ -180,22 +180,22 @@ static void test_zeroed(void **state)
 			long long e;
 			int rc;
 
-			rc = dmaio_alloc(ctx, args.heap_name, sizes[i], 0, &h->b[0]);
+			rc = t_alloc(ctx, args.heap_name, sizes[i], 0, &h->b[0]);
 			if (rc == -ENOMEM && sizes[i] > MiB) {
 				printf("# zeroed: %zu bytes: -ENOMEM, size skipped\n", sizes[i]);
 				break;
 			}
 			assert_rc_equal(rc, 0);
-			assert_rc_equal(dmaio_map(h->b[0], (void **)&m), 0);
-			assert_rc_equal(dmaio_sync_begin(h->b[0], DMAIO_SYNC_RW), 0);
+			assert_rc_equal(dmaio_buf_map(h->b[0], (void **)&m), 0);
+			assert_rc_equal(dmaio_buf_sync_begin(h->b[0], DMAIO_SYNC_RW), 0);
 			/* the whole mapping, page rounding included */
 			e = mem_check_byte(m, page_round(sizes[i]), 0);
 			if (e >= 0)
 				fail_msg("round %u, size %zu: byte %lld of a new buffer is %#x, "
 					 "not 0", round, sizes[i], e, m[e]);
 			memset(m, 0xff, page_round(sizes[i]));
-			assert_rc_equal(dmaio_sync_end(h->b[0], DMAIO_SYNC_RW), 0);
-			dmaio_free(h->b[0]);
+			assert_rc_equal(dmaio_buf_sync_end(h->b[0], DMAIO_SYNC_RW), 0);
+			dmaio_buf_free(h->b[0]);
 			h->b[0] = NULL;
 		}
 	}
@@ -217,17 +217,17 @@ static void *thread_main(void *arg)
 
 		seed = seed * 1103515245 + 12345;
 		sz = 1 + (seed >> 8) % (256 * KiB);
-		rc = dmaio_alloc(t->c, args.heap_name, sz, 0, &b);
+		rc = t_alloc(t->c, args.heap_name, sz, 0, &b);
 		if (rc) {
 			test_fail("thread %u: alloc(%zu) = %s", t->id, sz, test_errname(rc));
 			continue;
 		}
-		rc = dmaio_map(b, (void **)&m);
+		rc = dmaio_buf_map(b, (void **)&m);
 		if (!rc)
-			rc = dmaio_sync_begin(b, DMAIO_SYNC_RW);
+			rc = dmaio_buf_sync_begin(b, DMAIO_SYNC_RW);
 		if (rc) {
 			test_fail("thread %u: map/sync = %s", t->id, test_errname(rc));
-			dmaio_free(b);
+			dmaio_buf_free(b);
 			continue;
 		}
 		if (mem_check_byte(m, sz, 0) >= 0)
@@ -235,8 +235,8 @@ static void *thread_main(void *arg)
 		pat_fill(m, sz, SEED_BUF + t->id, i);
 		if (pat_check(m, sz, SEED_BUF + t->id, i) >= 0)
 			test_fail("thread %u: pattern lost in buffer of %zu", t->id, sz);
-		dmaio_sync_end(b, DMAIO_SYNC_RW);
-		dmaio_free(b);
+		dmaio_buf_sync_end(b, DMAIO_SYNC_RW);
+		dmaio_buf_free(b);
 		t->done++;
 	}
 	return NULL;
@@ -291,7 +291,7 @@ static void test_import(void **state)
 	pat_fill(own, sz, SEED_BUF, 0);
 	test_dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
 
-	assert_rc_equal(dmaio_import(ctx, fd, 0, &h->b[0]), 0);
+	assert_rc_equal(dmaio_buf_import(ctx, fd, 0, &h->b[0]), 0);
 	assert_int_equal(dmaio_buf_kind(h->b[0]), DMAIO_BUF_IMPORTED);
 	assert_string_equal(dmaio_buf_provider(h->b[0]), "import");
 	assert_int_equal(dmaio_buf_size(h->b[0]), sz);
@@ -300,15 +300,15 @@ static void test_import(void **state)
 	assert_int_not_equal(dmaio_buf_fd(h->b[0]), fd);
 	fl = fcntl(dmaio_buf_fd(h->b[0]), F_GETFD);
 	assert_true(fl >= 0 && (fl & FD_CLOEXEC));
-	assert_rc_equal(dmaio_map(h->b[0], (void **)&m), 0);
-	dmaio_sync_begin(h->b[0], DMAIO_SYNC_READ);
+	assert_rc_equal(dmaio_buf_map(h->b[0], (void **)&m), 0);
+	dmaio_buf_sync_begin(h->b[0], DMAIO_SYNC_READ);
 	assert_int_equal(pat_check(m, sz, SEED_BUF, 0), -1); /* the import shows the data */
-	dmaio_sync_end(h->b[0], DMAIO_SYNC_READ);
+	dmaio_buf_sync_end(h->b[0], DMAIO_SYNC_READ);
 
 	/* file -> imported buffer, visible through our own mapping */
 	ffd = h->fd[1] = test_tmpfile(NULL, path, sizeof(path));
 	assert_int_equal(file_fill_pattern(ffd, 0, 3 * sz, SEED_FILE), 0);
-	assert_rc_equal(dmaio_read_file(h->b[0], 1, ffd, 4097, sz - 2, 0), sz - 2);
+	assert_rc_equal(dmaio_fd_read(ffd, 4097, h->b[0], 1, sz - 2, 0, NULL), sz - 2);
 	test_dmabuf_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 	assert_int_equal(pat_check(own + 1, sz - 2, SEED_FILE, 4097), -1);
 	/* the bytes outside the read range unchanged */
@@ -316,7 +316,7 @@ static void test_import(void **state)
 	assert_int_equal(own[sz - 1], pat_byte(SEED_BUF, sz - 1));
 	test_dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	/* imported buffer -> file */
-	assert_rc_equal(dmaio_write_file(h->b[0], 0, ffd, 2 * (off_t)sz + 3, sz, 0), sz);
+	assert_rc_equal(dmaio_fd_write(ffd, 2 * (off_t)sz + 3, h->b[0], 0, sz, 0, NULL), sz);
 	chk = malloc(sz);
 	assert_non_null(chk);
 	if (pread_full(ffd, chk, sz, 2 * (off_t)sz + 3) != (ssize_t)sz) {
@@ -333,8 +333,8 @@ static void test_import(void **state)
 			fail_msg("the written file differs from the buffer at byte %lld", d);
 	}
 
-	/* dup semantics: after dmaio_free the caller's fd and mapping still work */
-	dmaio_free(h->b[0]);
+	/* dup semantics: after dmaio_buf_free the caller's fd and mapping still work */
+	dmaio_buf_free(h->b[0]);
 	h->b[0] = NULL;
 	assert_true(fcntl(fd, F_GETFD) >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
@@ -346,30 +346,30 @@ static void test_import(void **state)
 	own_unmap(h);
 
 	/* and the other way: the caller closes first, the imported buffer lives on */
-	assert_rc_equal(dmaio_import(ctx, fd, 0, &h->b[1]), 0);
+	assert_rc_equal(dmaio_buf_import(ctx, fd, 0, &h->b[1]), 0);
 	close(fd);
 	h->fd[0] = -1;
 	m = NULL;
-	assert_rc_equal(dmaio_map(h->b[1], (void **)&m), 0);
-	assert_rc_equal(dmaio_read_file(h->b[1], 0, ffd, 0, sz, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED)),
+	assert_rc_equal(dmaio_buf_map(h->b[1], (void **)&m), 0);
+	assert_rc_equal(dmaio_fd_read(ffd, 0, h->b[1], 0, sz, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED), NULL),
 			sz);
-	dmaio_sync_begin(h->b[1], DMAIO_SYNC_READ);
+	dmaio_buf_sync_begin(h->b[1], DMAIO_SYNC_READ);
 	assert_int_equal(pat_check(m, sz, SEED_FILE, 0), -1);
-	dmaio_sync_end(h->b[1], DMAIO_SYNC_READ);
-	dmaio_free(h->b[1]);
+	dmaio_buf_sync_end(h->b[1], DMAIO_SYNC_READ);
+	dmaio_buf_free(h->b[1]);
 	h->b[1] = NULL;
 
 	/* importing a library buffer's fd, then freeing the original first */
-	assert_rc_equal(dmaio_alloc(ctx, args.heap_name, sz, 0, &h->b[2]), 0);
-	assert_rc_equal(dmaio_import(NULL, dmaio_buf_fd(h->b[2]), 0, &h->b[1]), 0);
-	dmaio_free(h->b[2]);
+	assert_rc_equal(t_alloc(ctx, args.heap_name, sz, 0, &h->b[2]), 0);
+	assert_rc_equal(dmaio_buf_import(NULL, dmaio_buf_fd(h->b[2]), 0, &h->b[1]), 0);
+	dmaio_buf_free(h->b[2]);
 	h->b[2] = NULL;
-	assert_rc_equal(dmaio_read_file(h->b[1], 3, ffd, 5, sz - 3, 0), sz - 3);
+	assert_rc_equal(dmaio_fd_read(ffd, 5, h->b[1], 3, sz - 3, 0, NULL), sz - 3);
 	m = NULL;
-	assert_rc_equal(dmaio_map(h->b[1], (void **)&m), 0);
-	dmaio_sync_begin(h->b[1], DMAIO_SYNC_READ);
+	assert_rc_equal(dmaio_buf_map(h->b[1], (void **)&m), 0);
+	dmaio_buf_sync_begin(h->b[1], DMAIO_SYNC_READ);
 	assert_int_equal(pat_check(m + 3, sz - 3, SEED_FILE, 5), -1);
-	dmaio_sync_end(h->b[1], DMAIO_SYNC_READ);
+	dmaio_buf_sync_end(h->b[1], DMAIO_SYNC_READ);
 	unlink(path);
 }
 
@@ -390,7 +390,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test-heap takes a dma-heap name, not %s\n", args.heap);
 		return 2;
 	}
-	rc = dmaio_ctx_new(&ctx);
+	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {
 		fprintf(stderr, "dmaio_ctx_new = %s\n", test_errname(rc));
 		return 1;
@@ -400,7 +400,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(rc));
 		return 1;
 	}
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
 	dmaio_ctx_free(ctx);
 	test_cleanup();

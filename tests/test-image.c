@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Image buffers and allocation options (dmaio_image_layout, dmaio_alloc_image, dmaio_alloc_ex,
- * dmaio_buf_set_name):
+ * Image buffers and allocation options (dmaio_image_get_layout, dmaio_buf_alloc_image,
+ * dmaio_buf_alloc, dmaio_buf_set_name):
  *  - layouts of every supported format against values worked out by hand from V4L2's rules
  *    (bytesperline and sizeimage of the single-buffer formats), with and without alignment;
+ *  - the DMAIO_FOURCC() code of every supported format is libdrm's DRM_FORMAT_* code;
  *  - invariants of every format over a sweep of sizes and alignments (planes inside the buffer,
  *    in order, aligned, strides derived as V4L2 derives them, nothing wasted beyond alignment);
- *  - bad geometry refused with its own errno and nothing allocated;
+ *  - bad geometry refused with its own errno, a reason naming the field, and nothing allocated;
+ *    the struct_size rules of struct dmaio_image_desc, dmaio_image_layout and dmaio_alloc_opts
+ *    (below the 1.0 size -EINVAL, larger with unknown non-zero bytes -E2BIG, with zeros
+ *    accepted);
  *  - with --heap H: an image buffer of every format from H, each plane filled through the
  *    mapping, written to a file through the library and compared byte by byte; names visible in
  *    /proc/self/fdinfo (dma-bufs) or the memfd name; preference lists and constraints
  *    (contiguous memory from the CMA heap, refused when the CMA area is too small, refused on
- *    providers that do not give it, -EACCES for an unprivileged process on 0600 nodes).
+ *    providers that do not give it, with a reason naming each provider tried; -EACCES for an
+ *    unprivileged process on 0600 nodes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,30 +37,56 @@
 
 static struct test_args args;
 
-/* Every format the header promises, with its plane count. */
+/* Every format the header promises, with its plane count: libdrm's code and the same code
+ * written with DMAIO_FOURCC() (as the library's own table writes it). */
+#define F(drm, a, b, c, d, planes) { drm, DMAIO_FOURCC(a, b, c, d), #drm, planes }
 static const struct {
 	uint32_t fourcc;
+	uint32_t dmaio_fourcc;
+	const char *name;
 	unsigned planes;
 } all_formats[] = {
-	{ DRM_FORMAT_NV12, 2 },     { DRM_FORMAT_NV21, 2 },     { DRM_FORMAT_NV16, 2 },
-	{ DRM_FORMAT_NV61, 2 },     { DRM_FORMAT_NV24, 2 },     { DRM_FORMAT_NV42, 2 },
-	{ DRM_FORMAT_YUV420, 3 },   { DRM_FORMAT_YVU420, 3 },   { DRM_FORMAT_YUV422, 3 },
-	{ DRM_FORMAT_YUV444, 3 },   { DRM_FORMAT_YUYV, 1 },     { DRM_FORMAT_YVYU, 1 },
-	{ DRM_FORMAT_UYVY, 1 },     { DRM_FORMAT_VYUY, 1 },     { DRM_FORMAT_P010, 2 },
-	{ DRM_FORMAT_P210, 2 },     { DRM_FORMAT_RGB565, 1 },   { DRM_FORMAT_BGR565, 1 },
-	{ DRM_FORMAT_RGB888, 1 },   { DRM_FORMAT_BGR888, 1 },   { DRM_FORMAT_XRGB8888, 1 },
-	{ DRM_FORMAT_XBGR8888, 1 }, { DRM_FORMAT_RGBX8888, 1 }, { DRM_FORMAT_BGRX8888, 1 },
-	{ DRM_FORMAT_ARGB8888, 1 }, { DRM_FORMAT_ABGR8888, 1 }, { DRM_FORMAT_RGBA8888, 1 },
-	{ DRM_FORMAT_BGRA8888, 1 }, { DRM_FORMAT_XRGB2101010, 1 }, { DRM_FORMAT_ARGB2101010, 1 },
-	{ DRM_FORMAT_R8, 1 },       { DRM_FORMAT_R16, 1 },      { DRM_FORMAT_GR88, 1 },
+	F(DRM_FORMAT_NV12, 'N', 'V', '1', '2', 2),
+	F(DRM_FORMAT_NV21, 'N', 'V', '2', '1', 2),
+	F(DRM_FORMAT_NV16, 'N', 'V', '1', '6', 2),
+	F(DRM_FORMAT_NV61, 'N', 'V', '6', '1', 2),
+	F(DRM_FORMAT_NV24, 'N', 'V', '2', '4', 2),
+	F(DRM_FORMAT_NV42, 'N', 'V', '4', '2', 2),
+	F(DRM_FORMAT_YUV420, 'Y', 'U', '1', '2', 3),
+	F(DRM_FORMAT_YVU420, 'Y', 'V', '1', '2', 3),
+	F(DRM_FORMAT_YUV422, 'Y', 'U', '1', '6', 3),
+	F(DRM_FORMAT_YUV444, 'Y', 'U', '2', '4', 3),
+	F(DRM_FORMAT_YUYV, 'Y', 'U', 'Y', 'V', 1),
+	F(DRM_FORMAT_YVYU, 'Y', 'V', 'Y', 'U', 1),
+	F(DRM_FORMAT_UYVY, 'U', 'Y', 'V', 'Y', 1),
+	F(DRM_FORMAT_VYUY, 'V', 'Y', 'U', 'Y', 1),
+	F(DRM_FORMAT_P010, 'P', '0', '1', '0', 2),
+	F(DRM_FORMAT_P210, 'P', '2', '1', '0', 2),
+	F(DRM_FORMAT_RGB565, 'R', 'G', '1', '6', 1),
+	F(DRM_FORMAT_BGR565, 'B', 'G', '1', '6', 1),
+	F(DRM_FORMAT_RGB888, 'R', 'G', '2', '4', 1),
+	F(DRM_FORMAT_BGR888, 'B', 'G', '2', '4', 1),
+	F(DRM_FORMAT_XRGB8888, 'X', 'R', '2', '4', 1),
+	F(DRM_FORMAT_XBGR8888, 'X', 'B', '2', '4', 1),
+	F(DRM_FORMAT_RGBX8888, 'R', 'X', '2', '4', 1),
+	F(DRM_FORMAT_BGRX8888, 'B', 'X', '2', '4', 1),
+	F(DRM_FORMAT_ARGB8888, 'A', 'R', '2', '4', 1),
+	F(DRM_FORMAT_ABGR8888, 'A', 'B', '2', '4', 1),
+	F(DRM_FORMAT_RGBA8888, 'R', 'A', '2', '4', 1),
+	F(DRM_FORMAT_BGRA8888, 'B', 'A', '2', '4', 1),
+	F(DRM_FORMAT_XRGB2101010, 'X', 'R', '3', '0', 1),
+	F(DRM_FORMAT_ARGB2101010, 'A', 'R', '3', '0', 1),
+	F(DRM_FORMAT_R8, 'R', '8', ' ', ' ', 1),
+	F(DRM_FORMAT_R16, 'R', '1', '6', ' ', 1),
+	F(DRM_FORMAT_GR88, 'G', 'R', '8', '8', 1),
 };
+#undef F
 
 static struct dmaio_image_desc desc(uint32_t fourcc, uint32_t w, uint32_t h, uint32_t sa,
 				    uint32_t pa)
 {
-	struct dmaio_image_desc d;
+	struct dmaio_image_desc d = { .struct_size = sizeof(d) };
 
-	memset(&d, 0, sizeof(d));
 	d.width = w;
 	d.height = h;
 	d.fourcc = fourcc;
@@ -135,23 +166,45 @@ static void test_layout_reference(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(refs); i++) {
 		const struct ref *r = &refs[i];
 		struct dmaio_image_desc d = desc(r->fourcc, r->w, r->h, r->sa, r->pa);
-		struct dmaio_image_layout l;
-		int ret = dmaio_image_layout(&d, &l);
+		struct dmaio_image_layout l = { .struct_size = sizeof(l) };
+		int ret = dmaio_image_get_layout(&d, &l, NULL);
 
 		printf("# %s %ux%u sa %u pa %u: %d size %llu\n", fcc(r->fourcc), r->w, r->h, r->sa,
-		       r->pa, ret, (unsigned long long)(ret ? 0 : l.size));
+		       r->pa, ret, (unsigned long long)(ret ? 0 : l.total_size));
 		assert_int_equal(ret, 0);
 		assert_int_equal(l.fourcc, r->fourcc);
 		assert_int_equal(l.width, r->w);
 		assert_int_equal(l.height, r->h);
 		assert_int_equal(l.num_planes, r->planes);
 		assert_true(l.modifier == DRM_FORMAT_MOD_LINEAR);
-		assert_int_equal(l.size, r->size);
+		assert_int_equal(l.total_size, r->size);
 		for (unsigned p = 0; p < r->planes; p++) {
-			assert_int_equal(l.planes[p].offset, r->p[p].offset);
-			assert_int_equal(l.planes[p].stride, r->p[p].stride);
+			assert_int_equal(l.offsets[p], r->p[p].offset);
+			assert_int_equal(l.strides[p], r->p[p].stride);
 		}
 	}
+}
+
+/* ---- fourcc codes without libdrm ----------------------------------------------------------- */
+/* A program without libdrm writes the codes with DMAIO_FOURCC(): every format the library lays
+ * out has the code libdrm gives it, and the layout of that code is the format's. */
+static void test_fourcc_codes(void **state)
+{
+	(void)state;
+	assert_true(DMAIO_FOURCC('N', 'V', '1', '2') == DRM_FORMAT_NV12);
+	assert_true(DMAIO_MOD_LINEAR == DRM_FORMAT_MOD_LINEAR);
+	for (size_t f = 0; f < ARRAY_SIZE(all_formats); f++) {
+		struct dmaio_image_desc d = desc(all_formats[f].dmaio_fourcc, 64, 64, 0, 0);
+		struct dmaio_image_layout l = { .struct_size = sizeof(l) };
+
+		if (all_formats[f].dmaio_fourcc != all_formats[f].fourcc)
+			fail_msg("%s: DMAIO_FOURCC gives 0x%08x, libdrm 0x%08x", all_formats[f].name,
+				 all_formats[f].dmaio_fourcc, all_formats[f].fourcc);
+		assert_rc_equal(dmaio_image_get_layout(&d, &l, NULL), 0);
+		assert_int_equal(l.fourcc, all_formats[f].fourcc);
+		assert_int_equal(l.num_planes, all_formats[f].planes);
+	}
+	printf("# %zu DMAIO_FOURCC codes are libdrm's\n", ARRAY_SIZE(all_formats));
 }
 
 /* ---- invariants of every format ------------------------------------------------------------ */
@@ -164,7 +217,7 @@ static void check_invariants(const struct dmaio_image_desc *d, const struct dmai
 
 	assert_int_equal(l->num_planes, planes);
 	for (unsigned p = 0; p < planes; p++) {
-		const struct dmaio_plane *pl = &l->planes[p];
+		const struct plane pl_v = plane_of(l, p), *pl = &pl_v;
 
 		assert_true(pl->offset >= end);             /* in order, no overlap */
 		assert_true(pl->offset - end < pa);          /* no gap beyond the alignment */
@@ -175,31 +228,31 @@ static void check_invariants(const struct dmaio_image_desc *d, const struct dmai
 		assert_int_equal(pl->size % pl->stride, 0);
 		end = pl->offset + pl->size;
 	}
-	assert_int_equal(l->size, end);
+	assert_int_equal(l->total_size, end);
 	for (unsigned p = planes; p < DMAIO_IMAGE_MAX_PLANES; p++) {
-		assert_int_equal(l->planes[p].offset, 0);
-		assert_int_equal(l->planes[p].stride, 0);
-		assert_int_equal(l->planes[p].size, 0);
+		assert_int_equal(l->offsets[p], 0);
+		assert_int_equal(l->strides[p], 0);
+		assert_int_equal(l->plane_sizes[p], 0);
 	}
 	/* the first plane's stride is the smallest aligned one that holds a line */
 	{
 		struct dmaio_image_desc u = *d;
-		struct dmaio_image_layout ul;
+		struct dmaio_image_layout ul = { .struct_size = sizeof(ul) };
 
 		u.stride_align = 0;
 		u.plane_align = 0;
-		assert_int_equal(dmaio_image_layout(&u, &ul), 0);
-		assert_true(l->planes[0].stride >= ul.planes[0].stride);
+		assert_int_equal(dmaio_image_get_layout(&u, &ul, NULL), 0);
+		assert_true(l->strides[0] >= ul.strides[0]);
 		/* at most one alignment unit (x2 for YUV420's halved chroma) more */
-		assert_true(l->planes[0].stride < ul.planes[0].stride + 2 * sa);
+		assert_true(l->strides[0] < ul.strides[0] + 2 * sa);
 		/* every derived stride keeps the unaligned ratio to the first plane's */
 		for (unsigned p = 1; p < planes; p++)
-			assert_true((uint64_t)l->planes[p].stride * ul.planes[0].stride ==
-				    (uint64_t)ul.planes[p].stride * l->planes[0].stride);
+			assert_true((uint64_t)l->strides[p] * ul.strides[0] ==
+				    (uint64_t)ul.strides[p] * l->strides[0]);
 		/* and the lines of each plane are those of the unaligned layout */
 		for (unsigned p = 0; p < planes; p++)
-			assert_true(l->planes[p].size / l->planes[p].stride ==
-				    ul.planes[p].size / ul.planes[p].stride);
+			assert_true(l->plane_sizes[p] / l->strides[p] ==
+				    ul.plane_sizes[p] / ul.strides[p]);
 		if (sa == 1 && pa == 1)
 			assert_int_equal(padding, 0);
 	}
@@ -222,9 +275,9 @@ static void test_layout_sweep(void **state)
 						struct dmaio_image_desc d =
 							desc(all_formats[f].fourcc, widths[w],
 							     heights[h], saligns[s], paligns[p]);
-						struct dmaio_image_layout l;
+						struct dmaio_image_layout l = { .struct_size = sizeof(l) };
 
-						assert_int_equal(dmaio_image_layout(&d, &l), 0);
+						assert_int_equal(dmaio_image_get_layout(&d, &l, NULL), 0);
 						check_invariants(&d, &l, all_formats[f].planes);
 						n++;
 					}
@@ -232,109 +285,238 @@ static void test_layout_sweep(void **state)
 }
 
 /* ---- bad geometry -------------------------------------------------------------------------- */
-static void bad(struct dmaio_image_desc d, int want, const char *what)
+/* The reason of a refusal: its error is the call's, its text names @field (and @field2). */
+static void check_reason(const struct dmaio_reason *why, int want, const char *call,
+			 const char *field, const char *field2)
 {
-	struct dmaio_image_layout l;
+	assert_int_equal(why->struct_size, sizeof(*why));
+	if (why->error != want)
+		fail_msg("%s: reason error %s, expected %s (\"%s\")", call,
+			 test_errname(why->error), test_errname(want), why->text);
+	if (!strstr(why->text, field) || (field2 && !strstr(why->text, field2)))
+		fail_msg("%s: the reason \"%s\" does not name \"%s\"%s%s%s", call, why->text, field,
+			 field2 ? " and \"" : "", field2 ? field2 : "", field2 ? "\"" : "");
+}
+
+/* @d (whose struct_size bytes are read) refused by dmaio_image_get_layout() and
+ * dmaio_buf_alloc_image() with @want, a reason naming @field (and @field2), nothing allocated. */
+static void bad_p(const struct dmaio_image_desc *d, int want, const char *what, const char *field,
+		  const char *field2)
+{
+	struct dmaio_image_layout l = { .struct_size = sizeof(l) };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
 	struct dmaio_buf *b = NULL;
-	struct dmaio_alloc_opts o;
 	const char *memfd[] = { "memfd", NULL };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .providers = memfd };
 	int fds = test_count_fds();
-	int r = dmaio_image_layout(&d, &l);
+	int r = dmaio_image_get_layout(d, &l, NULL);
 
 	printf("# %s: %s\n", what, test_errname(r));
 	assert_int_equal(r, want);
-	memset(&o, 0, sizeof(o));
-	o.providers = memfd;
-	r = dmaio_alloc_image(NULL, &d, &o, &b, &l);
+	r = dmaio_image_get_layout(d, &l, &why);
+	assert_int_equal(r, want);
+	printf("#   reason: %s\n", why.text);
+	check_reason(&why, want, "dmaio_image_get_layout", field, field2);
+	r = dmaio_buf_alloc_image(NULL, d, &o, &b, &l, NULL);
 	assert_int_equal(r, want);
 	assert_null(b);
+	why = (struct dmaio_reason){ .struct_size = sizeof(why) };
+	r = dmaio_buf_alloc_image(NULL, d, &o, &b, &l, &why);
+	assert_int_equal(r, want);
+	assert_null(b);
+	check_reason(&why, want, "dmaio_buf_alloc_image", field, field2);
 	assert_int_equal(test_count_fds(), fds); /* nothing allocated */
 }
 
+static void bad(struct dmaio_image_desc d, int want, const char *what, const char *field)
+{
+	bad_p(&d, want, what, field, NULL);
+}
+
+/* A description of a later version: struct dmaio_image_desc and fields this library does not
+ * know. */
+struct desc_ext {
+	struct dmaio_image_desc d;
+	uint64_t more[3];
+};
+
+/* A layout of a later version: the library fills what it knows and zeroes the rest. */
+struct layout_ext {
+	struct dmaio_image_layout l;
+	uint64_t more[3];
+};
+
 static void test_bad_geometry(void **state)
 {
-	struct dmaio_image_desc d;
-	struct dmaio_image_layout l;
+	struct dmaio_image_desc d = { .struct_size = sizeof(d) };
+	struct dmaio_image_layout l = { .struct_size = sizeof(l) };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
 	struct dmaio_buf *b = NULL;
+	struct desc_ext x;
+	struct layout_ext lx;
 
 	(void)state;
-	bad(desc(DRM_FORMAT_NV12, 0, 1080, 0, 0), -EINVAL, "width 0");
-	bad(desc(DRM_FORMAT_NV12, 1920, 0, 0, 0), -EINVAL, "height 0");
+	bad(desc(DRM_FORMAT_NV12, 0, 1080, 0, 0), -EINVAL, "width 0", "width");
+	bad(desc(DRM_FORMAT_NV12, 1920, 0, 0, 0), -EINVAL, "height 0", "height");
 	d = desc(DRM_FORMAT_NV12, 1920, 1080, 0, 0);
 	d.flags = 1;
-	bad(d, -EINVAL, "flags");
-	for (size_t i = 0; i < ARRAY_SIZE(d.reserved); i++) {
-		d = desc(DRM_FORMAT_NV12, 1920, 1080, 0, 0);
-		d.reserved[i] = 1;
-		bad(d, -EINVAL, "reserved");
+	bad(d, -EINVAL, "flags", "flags");
+	d = desc(DRM_FORMAT_NV12, 1920, 1080, 0, 0);
+	d.pad0 = 1;
+	bad(d, -EINVAL, "pad0", "pad0");
+	/* struct_size: below the 1.0 size */
+	d = desc(DRM_FORMAT_NV12, 1920, 1080, 0, 0);
+	d.struct_size = 0;
+	bad(d, -EINVAL, "struct_size 0", "struct dmaio_image_desc");
+	d.struct_size = DMAIO_SIZE_IMAGE_DESC - 4;
+	bad(d, -EINVAL, "struct_size below the 1.0 size", "struct dmaio_image_desc");
+	/* a later version's: non-zero bytes past what the library knows are refused, zeros not */
+	for (size_t i = 0; i < ARRAY_SIZE(x.more); i++) {
+		memset(&x, 0, sizeof(x));
+		x.d = desc(DRM_FORMAT_NV12, 1920, 1080, 0, 0);
+		x.d.struct_size = sizeof(x);
+		x.more[i] = 1;
+		bad_p(&x.d, -E2BIG, "struct_size larger, unknown bytes set",
+		      "struct dmaio_image_desc", "non-zero");
 	}
-	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 3, 0), -EINVAL, "stride_align 3");
-	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 8192, 0), -EINVAL, "stride_align 8192");
-	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 0, 96), -EINVAL, "plane_align 96");
-	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 0, 1u << 21), -EINVAL, "plane_align 2 MiB");
+	memset(&x, 0, sizeof(x));
+	x.d = desc(DRM_FORMAT_NV12, 1920, 1080, 0, 0);
+	x.d.struct_size = sizeof(x);
+	assert_int_equal(dmaio_image_get_layout(&x.d, &l, &why), 0);
+	assert_string_equal(why.text, "");
+	assert_int_equal(why.error, 0);
+	assert_int_equal(l.total_size, 3110400);
+	{
+		const char *memfd[] = { "memfd", NULL };
+		struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .providers = memfd };
+
+		assert_int_equal(dmaio_buf_alloc_image(NULL, &x.d, &o, &b, &l, &why), 0);
+		assert_int_equal(dmaio_buf_size(b), 3110400);
+		dmaio_buf_free(b);
+		b = NULL;
+	}
+	/* the layout: below the 1.0 size refused; a larger one filled, the rest zeroed */
+	d = desc(DRM_FORMAT_NV12, 1920, 1080, 0, 0);
+	l.struct_size = DMAIO_SIZE_IMAGE_LAYOUT - 8;
+	assert_int_equal(dmaio_image_get_layout(&d, &l, NULL), -EINVAL);
+	assert_int_equal(dmaio_buf_alloc_image(NULL, &d, NULL, &b, &l, NULL), -EINVAL);
+	assert_null(b);
+	memset(&lx, 0xa5, sizeof(lx));
+	lx.l.struct_size = sizeof(lx);
+	assert_int_equal(dmaio_image_get_layout(&d, &lx.l, NULL), 0);
+	assert_int_equal(lx.l.struct_size, sizeof(lx)); /* the caller's, kept */
+	assert_int_equal(lx.l.total_size, 3110400);
+	assert_int_equal(lx.l.num_planes, 2);
+	assert_int_equal(lx.l.pad0, 0);
+	assert_int_equal(lx.l.strides[2], 0);
+	assert_int_equal(lx.l.offsets[3], 0);
+	for (size_t i = 0; i < ARRAY_SIZE(lx.more); i++)
+		assert_int_equal(lx.more[i], 0);
+	l.struct_size = sizeof(l);
+	/* a reason below its 1.0 size: refused before anything else */
+	why.struct_size = DMAIO_SIZE_REASON - 1;
+	assert_int_equal(dmaio_image_get_layout(&d, &l, &why), -EINVAL);
+	why.struct_size = sizeof(why);
+	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 3, 0), -EINVAL, "stride_align 3", "stride_align");
+	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 8192, 0), -EINVAL, "stride_align 8192",
+	    "stride_align");
+	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 0, 96), -EINVAL, "plane_align 96", "plane_align");
+	bad(desc(DRM_FORMAT_NV12, 1920, 1080, 0, 1u << 21), -EINVAL, "plane_align 2 MiB",
+	    "plane_align");
 	/* subsampling */
-	bad(desc(DRM_FORMAT_NV12, 1919, 1080, 0, 0), -EDOM, "NV12 odd width");
-	bad(desc(DRM_FORMAT_NV12, 1920, 1079, 0, 0), -EDOM, "NV12 odd height");
-	bad(desc(DRM_FORMAT_YUV420, 641, 480, 0, 0), -EDOM, "YUV420 odd width");
-	bad(desc(DRM_FORMAT_P010, 1920, 1, 0, 0), -EDOM, "P010 odd height");
-	bad(desc(DRM_FORMAT_YUYV, 1919, 1080, 0, 0), -EDOM, "YUYV odd width");
-	bad(desc(DRM_FORMAT_UYVY, 1, 1, 0, 0), -EDOM, "UYVY width 1");
-	bad(desc(DRM_FORMAT_NV16, 1919, 1080, 0, 0), -EDOM, "NV16 odd width");
+	d = desc(DRM_FORMAT_NV12, 1919, 1080, 0, 0);
+	bad_p(&d, -EDOM, "NV12 odd width", "width", "not a multiple");
+	d = desc(DRM_FORMAT_NV12, 1920, 1079, 0, 0);
+	bad_p(&d, -EDOM, "NV12 odd height", "height", "not a multiple");
+	d = desc(DRM_FORMAT_YUV420, 641, 480, 0, 0);
+	bad_p(&d, -EDOM, "YUV420 odd width", "width", "not a multiple");
+	d = desc(DRM_FORMAT_P010, 1920, 1, 0, 0);
+	bad_p(&d, -EDOM, "P010 odd height", "height", "not a multiple");
+	d = desc(DRM_FORMAT_YUYV, 1919, 1080, 0, 0);
+	bad_p(&d, -EDOM, "YUYV odd width", "width", "not a multiple");
+	d = desc(DRM_FORMAT_UYVY, 1, 1, 0, 0);
+	bad_p(&d, -EDOM, "UYVY width 1", "width", "not a multiple");
+	d = desc(DRM_FORMAT_NV16, 1919, 1080, 0, 0);
+	bad_p(&d, -EDOM, "NV16 odd width", "width", "not a multiple");
 	/* formats */
-	bad(desc(0, 64, 64, 0, 0), -EOPNOTSUPP, "fourcc 0");
-	bad(desc(fourcc_code('M', 'J', 'P', 'G'), 64, 64, 0, 0), -EOPNOTSUPP, "MJPG");
-	bad(desc(DRM_FORMAT_NV15, 64, 64, 0, 0), -EOPNOTSUPP, "NV15 (packed 10-bit)");
+	bad(desc(0, 64, 64, 0, 0), -EOPNOTSUPP, "fourcc 0", "fourcc");
+	bad(desc(fourcc_code('M', 'J', 'P', 'G'), 64, 64, 0, 0), -EOPNOTSUPP, "MJPG", "fourcc");
+	bad(desc(DRM_FORMAT_NV15, 64, 64, 0, 0), -EOPNOTSUPP, "NV15 (packed 10-bit)", "fourcc");
 	d = desc(DRM_FORMAT_NV12, 64, 64, 0, 0);
 	d.modifier = DRM_FORMAT_MOD_INVALID;
-	bad(d, -EPROTONOSUPPORT, "modifier INVALID");
+	bad(d, -EPROTONOSUPPORT, "modifier INVALID", "modifier");
 	d.modifier = I915_FORMAT_MOD_X_TILED;
-	bad(d, -EPROTONOSUPPORT, "modifier X_TILED");
+	bad(d, -EPROTONOSUPPORT, "modifier X_TILED", "modifier");
 	/* overflow */
-	bad(desc(DRM_FORMAT_XRGB8888, 1u << 30, 1, 0, 0), -EOVERFLOW, "stride 2^32");
-	bad(desc(DRM_FORMAT_XRGB8888, (1u << 30) - 1, 1, 4096, 0), -EOVERFLOW, "aligned past 2^32");
-	bad(desc(DRM_FORMAT_R8, UINT32_MAX, UINT32_MAX, 0, 0), -EOVERFLOW, "size past 2^63");
-	bad(desc(DRM_FORMAT_NV12, 0xfffffffe, 0xfffffffe, 0, 1u << 20), -EOVERFLOW, "NV12 huge");
+	bad(desc(DRM_FORMAT_XRGB8888, 1u << 30, 1, 0, 0), -EOVERFLOW, "stride 2^32", "stride");
+	bad(desc(DRM_FORMAT_XRGB8888, (1u << 30) - 1, 1, 4096, 0), -EOVERFLOW, "aligned past 2^32",
+	    "stride");
+	bad(desc(DRM_FORMAT_R8, UINT32_MAX, UINT32_MAX, 0, 0), -EOVERFLOW, "size past 2^63",
+	    "63 bits");
+	bad(desc(DRM_FORMAT_NV12, 0xfffffffe, 0xfffffffe, 0, 1u << 20), -EOVERFLOW, "NV12 huge",
+	    "63 bits");
 	/* NULLs */
 	d = desc(DRM_FORMAT_NV12, 64, 64, 0, 0);
-	assert_int_equal(dmaio_image_layout(NULL, &l), -EINVAL);
-	assert_int_equal(dmaio_image_layout(&d, NULL), -EINVAL);
-	assert_int_equal(dmaio_alloc_image(NULL, NULL, NULL, &b, &l), -EINVAL);
-	assert_int_equal(dmaio_alloc_image(NULL, &d, NULL, NULL, &l), -EINVAL);
-	assert_int_equal(dmaio_alloc_image(NULL, &d, NULL, &b, NULL), -EINVAL);
+	assert_int_equal(dmaio_image_get_layout(NULL, &l, NULL), -EINVAL);
+	assert_int_equal(dmaio_image_get_layout(&d, NULL, NULL), -EINVAL);
+	assert_int_equal(dmaio_buf_alloc_image(NULL, NULL, NULL, &b, &l, NULL), -EINVAL);
+	assert_int_equal(dmaio_buf_alloc_image(NULL, &d, NULL, NULL, &l, NULL), -EINVAL);
+	assert_int_equal(dmaio_buf_alloc_image(NULL, &d, NULL, &b, NULL, NULL), -EINVAL);
 	assert_null(b);
 }
 
 /* ---- allocation options -------------------------------------------------------------------- */
+/* A later version's options: struct dmaio_alloc_opts and fields this library does not know. */
+struct opts_ext {
+	struct dmaio_alloc_opts o;
+	uint64_t more[2];
+};
+
 static void test_opts_args(void **state)
 {
 	const char *empty[] = { NULL };
 	const char *badname[] = { "../system", NULL };
 	const char *memfd[] = { "memfd", NULL };
-	struct dmaio_alloc_opts o;
+	const char *two[] = { "nosuchheap", "memfd", NULL };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o) };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
 	struct dmaio_buf *b = NULL;
-	struct dmaio_sys_info si;
+	struct dmaio_sys_info si = { .struct_size = sizeof(si) };
+	struct opts_ext ox;
 	char longname[DMAIO_BUF_NAME_MAX + 1];
-	int fds;
+	int fds, n, r;
 
 	(void)state;
 	/* the context's cached device fds (heaps, udmabuf) are opened by the probes, once */
-	assert_int_equal(dmaio_probe_system(NULL, &si), 0);
-	assert_true(dmaio_probe_heaps(NULL, NULL, 0) >= 0);
+	assert_int_equal(dmaio_ctx_get_system(NULL, &si), 0);
+	n = dmaio_ctx_heap_count(NULL);
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		struct dmaio_heap_info hi = { .struct_size = sizeof(hi) };
+
+		assert_int_equal(dmaio_ctx_get_heap(NULL, (uint32_t)i, &hi), 0);
+	}
 	fds = test_count_fds();
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = 0;
 #define OPTS_CASE(setup, want)                                                              \
 	do {                                                                                \
-		memset(&o, 0, sizeof(o));                                                   \
+		o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o) };                  \
 		o.providers = memfd;                                                        \
 		setup;                                                                      \
-		assert_int_equal(dmaio_alloc_ex(NULL, 4096, &o, &b), want);                 \
+		assert_int_equal(dmaio_buf_alloc(NULL, 4096, &o, &b, NULL), want);          \
 		assert_null(b);                                                             \
+		why = (struct dmaio_reason){ .struct_size = sizeof(why) };                  \
+		assert_int_equal(dmaio_buf_alloc(NULL, 4096, &o, &b, &why), want);          \
+		assert_null(b);                                                             \
+		assert_int_equal(why.error, want);                                          \
+		assert_true(why.text[0] != 0);                                              \
 	} while (0)
 	OPTS_CASE(o.flags = 1u << 30, -EINVAL);
 	OPTS_CASE(o.flags = DMAIO_ALLOC_ALLOW_NON_DMABUF | DMAIO_ALLOC_DMABUF_ONLY, -EINVAL);
-	OPTS_CASE(o.reserved0 = 1, -EINVAL);
-	OPTS_CASE(o.reserved[4] = 1, -EINVAL);
+	/* struct_size below the 1.0 size */
+	OPTS_CASE(o.struct_size = 0, -EINVAL);
+	OPTS_CASE(o.struct_size = DMAIO_SIZE_ALLOC_OPTS - 1, -EINVAL);
 	OPTS_CASE(o.providers = empty, -EINVAL);
 	OPTS_CASE(o.providers = badname, -EINVAL);
 	OPTS_CASE(o.name = "", -EINVAL);
@@ -347,20 +529,63 @@ static void test_opts_args(void **state)
 	OPTS_CASE(o.flags = DMAIO_ALLOC_DMABUF_ONLY, -EOPNOTSUPP);
 	if (!test_cma_heap()) /* no CMA heap: nothing gives contiguous memory */
 		OPTS_CASE(o.providers = NULL; o.flags = DMAIO_ALLOC_CONTIGUOUS, -ENODEV);
+	/* every provider tried is named in the reason, with why it refused */
+	OPTS_CASE(o.providers = two; o.flags = DMAIO_ALLOC_CONTIGUOUS, -EOPNOTSUPP);
+	printf("# nosuchheap, memfd, CONTIGUOUS: %s\n", why.text);
+	assert_non_null(strstr(why.text, "nosuchheap"));
+	assert_non_null(strstr(why.text, "memfd"));
+	{
+		struct dmaio_image_desc d = desc(DRM_FORMAT_NV12, 64, 64, 0, 0);
+		struct dmaio_image_layout l = { .struct_size = sizeof(l) };
+
+		why = (struct dmaio_reason){ .struct_size = sizeof(why) };
+		assert_int_equal(dmaio_buf_alloc_image(NULL, &d, &o, &b, &l, &why), -EOPNOTSUPP);
+		assert_null(b);
+		assert_int_equal(why.error, -EOPNOTSUPP);
+		assert_non_null(strstr(why.text, "nosuchheap"));
+		assert_non_null(strstr(why.text, "memfd"));
+	}
+	/* a later version's options: unknown bytes set are refused */
+	for (size_t i = 0; i < ARRAY_SIZE(ox.more); i++) {
+		memset(&ox, 0, sizeof(ox));
+		ox.o.struct_size = sizeof(ox);
+		ox.o.providers = memfd;
+		ox.more[i] = 1;
+		why = (struct dmaio_reason){ .struct_size = sizeof(why) };
+		assert_int_equal(dmaio_buf_alloc(NULL, 4096, &ox.o, &b, &why), -E2BIG);
+		assert_null(b);
+		assert_int_equal(why.error, -E2BIG);
+		assert_non_null(strstr(why.text, "struct dmaio_alloc_opts"));
+	}
 #undef OPTS_CASE
-	assert_int_equal(dmaio_alloc_ex(NULL, 0, NULL, &b), -EINVAL);
-	assert_int_equal(dmaio_alloc_ex(NULL, 4096, NULL, NULL), -EINVAL);
+	/* a reason below its 1.0 size */
+	why.struct_size = DMAIO_SIZE_REASON - 1;
+	o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o), .providers = memfd };
+	assert_int_equal(dmaio_buf_alloc(NULL, 4096, &o, &b, &why), -EINVAL);
+	assert_null(b);
+	assert_int_equal(dmaio_buf_alloc(NULL, 0, NULL, &b, NULL), -EINVAL);
+	assert_int_equal(dmaio_buf_alloc(NULL, 4096, NULL, NULL, NULL), -EINVAL);
 	assert_int_equal(dmaio_buf_set_name(NULL, "x"), -EINVAL);
 	assert_int_equal(test_count_fds(), fds);
+	/* a later version's options with the unknown bytes zero: accepted */
+	memset(&ox, 0, sizeof(ox));
+	ox.o.struct_size = sizeof(ox);
+	ox.o.providers = memfd;
+	ox.o.name = "ext";
+	r = dmaio_buf_alloc(NULL, 4096, &ox.o, &b, NULL);
+	assert_int_equal(r, 0);
+	assert_string_equal(dmaio_buf_provider(b), "memfd");
+	dmaio_buf_free(b);
+	b = NULL;
 	/* the longest name works */
-	memset(&o, 0, sizeof(o));
+	o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o) };
 	o.providers = memfd;
 	longname[DMAIO_BUF_NAME_MAX - 1] = 0;
 	o.name = longname;
-	assert_int_equal(dmaio_alloc_ex(NULL, 4096, &o, &b), 0);
+	assert_int_equal(dmaio_buf_alloc(NULL, 4096, &o, &b, NULL), 0);
 	assert_int_equal(dmaio_buf_set_name(b, "x"), -EOPNOTSUPP); /* a memfd */
 	assert_int_equal(dmaio_buf_set_name(b, ""), -EINVAL);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 /* The name the kernel shows for a buffer: fdinfo's "name:" for a dma-buf, the memfd name. */
@@ -390,7 +615,7 @@ static void buf_name(const struct dmaio_buf *b, char *out, size_t len)
 static void test_names(void **state)
 {
 	const char *list[] = { args.heap_name, NULL };
-	struct dmaio_alloc_opts o;
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o) };
 	struct dmaio_buf *b;
 	char name[64];
 	int r;
@@ -401,11 +626,11 @@ static void test_names(void **state)
 	buf_name(b, name, sizeof(name));
 	printf("# default name: \"%s\"\n", name);
 	assert_string_equal(name, "libdmaio");
-	dmaio_free(b);
-	memset(&o, 0, sizeof(o));
+	dmaio_buf_free(b);
+	o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o) };
 	o.providers = list;
 	o.name = "cam0:frame 7";
-	assert_int_equal(dmaio_alloc_ex(NULL, 65536, &o, &b), 0);
+	assert_int_equal(dmaio_buf_alloc(NULL, 65536, &o, &b, NULL), 0);
 	assert_string_equal(dmaio_buf_provider(b), args.heap_name);
 	buf_name(b, name, sizeof(name));
 	printf("# asked \"%s\", the kernel shows \"%s\"\n", o.name, name);
@@ -418,7 +643,7 @@ static void test_names(void **state)
 		buf_name(b, name, sizeof(name));
 		assert_string_equal(name, "renamed");
 	}
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 /* Fill each plane of an image with the pattern through the mapping, write the buffer to a file
@@ -428,60 +653,61 @@ static void image_roundtrip(uint32_t fourcc, uint32_t w, uint32_t h, uint32_t sa
 {
 	const char *list[] = { args.heap_name, NULL };
 	struct dmaio_image_desc d = desc(fourcc, w, h, sa, pa);
-	struct dmaio_image_layout l, want;
-	struct dmaio_alloc_opts o;
+	struct dmaio_image_layout l = { .struct_size = sizeof(l) };
+	struct dmaio_image_layout want = { .struct_size = sizeof(want) };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o) };
 	struct dmaio_buf *b, *b2;
 	char path[512];
 	uint8_t *p, *p2;
 	void *addr;
 	int fd, r;
 
-	memset(&o, 0, sizeof(o));
+	o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o) };
 	o.providers = list;
-	assert_int_equal(dmaio_image_layout(&d, &want), 0);
-	r = dmaio_alloc_image(NULL, &d, &o, &b, &l);
+	assert_int_equal(dmaio_image_get_layout(&d, &want, NULL), 0);
+	r = dmaio_buf_alloc_image(NULL, &d, &o, &b, &l, NULL);
 	if (r == -ENOMEM && !strcmp(args.heap, "cma")) {
 		printf("# %s %ux%u: the CMA area is too small (%s)\n", fcc(fourcc), w, h,
 		       test_errname(r));
 		return;
 	}
 	assert_int_equal(r, 0);
-	assert_int_equal(dmaio_buf_size(b), l.size);
+	assert_int_equal(dmaio_buf_size(b), l.total_size);
 	assert_int_equal(l.num_planes, want.num_planes);
 	if (dmaio_buf_kind(b) == DMAIO_BUF_DRM) {
 		/* the driver's pitch: at least the stride we would pick, the planes derived from it */
-		assert_true(l.planes[0].stride >= want.planes[0].stride);
+		assert_true(l.strides[0] >= want.strides[0]);
 		printf("# drm %s %ux%u: pitch %u (ours %u), size %llu\n", fcc(fourcc), w, h,
-		       l.planes[0].stride, want.planes[0].stride, (unsigned long long)l.size);
+		       l.strides[0], want.strides[0], (unsigned long long)l.total_size);
 	} else {
 		assert_memory_equal(&l, &want, sizeof(l));
 	}
-	assert_int_equal(dmaio_map(b, &addr), 0);
+	assert_int_equal(dmaio_buf_map(b, &addr), 0);
 	p = addr;
-	assert_int_equal(dmaio_sync_begin(b, DMAIO_SYNC_WRITE), 0);
-	memset(p, 0x5a, l.size);
+	assert_int_equal(dmaio_buf_sync_begin(b, DMAIO_SYNC_WRITE), 0);
+	memset(p, 0x5a, l.total_size);
 	for (unsigned i = 0; i < l.num_planes; i++)
-		pat_fill(p + l.planes[i].offset, l.planes[i].size, 11 + i, 0);
-	assert_int_equal(dmaio_sync_end(b, DMAIO_SYNC_WRITE), 0);
+		pat_fill(p + l.offsets[i], l.plane_sizes[i], 11 + i, 0);
+	assert_int_equal(dmaio_buf_sync_end(b, DMAIO_SYNC_WRITE), 0);
 	fd = test_tmpfile(test_dir(), path, sizeof(path));
 	assert_true(fd >= 0);
-	assert_int_equal(dmaio_write_file(b, 0, fd, 0, l.size, 0), (ssize_t)l.size);
+	assert_int_equal(dmaio_fd_write(fd, 0, b, 0, l.total_size, 0, NULL), (ssize_t)l.total_size);
 	for (unsigned i = 0; i < l.num_planes; i++)
-		assert_int_equal(file_check_pattern(fd, (off_t)l.planes[i].offset, l.planes[i].size,
+		assert_int_equal(file_check_pattern(fd, (off_t)l.offsets[i], l.plane_sizes[i],
 						    11 + i, 0), -1);
 	/* and back into a second image of the same layout */
-	assert_int_equal(dmaio_alloc_image(NULL, &d, &o, &b2, &want), 0);
+	assert_int_equal(dmaio_buf_alloc_image(NULL, &d, &o, &b2, &want, NULL), 0);
 	assert_memory_equal(&l, &want, sizeof(l));
-	assert_int_equal(dmaio_read_file(b2, 0, fd, 0, l.size, 0), (ssize_t)l.size);
-	assert_int_equal(dmaio_map(b2, &addr), 0);
+	assert_int_equal(dmaio_fd_read(fd, 0, b2, 0, l.total_size, 0, NULL), (ssize_t)l.total_size);
+	assert_int_equal(dmaio_buf_map(b2, &addr), 0);
 	p2 = addr;
-	assert_int_equal(dmaio_sync_begin(b2, DMAIO_SYNC_READ), 0);
-	assert_int_equal(mem_first_diff(p, p2, l.size), -1);
-	assert_int_equal(dmaio_sync_end(b2, DMAIO_SYNC_READ), 0);
+	assert_int_equal(dmaio_buf_sync_begin(b2, DMAIO_SYNC_READ), 0);
+	assert_int_equal(mem_first_diff(p, p2, l.total_size), -1);
+	assert_int_equal(dmaio_buf_sync_end(b2, DMAIO_SYNC_READ), 0);
 	close(fd);
 	unlink(path);
-	dmaio_free(b2);
-	dmaio_free(b);
+	dmaio_buf_free(b2);
+	dmaio_buf_free(b);
 }
 
 static void test_image_alloc(void **state)
@@ -491,7 +717,7 @@ static void test_image_alloc(void **state)
 	(void)state;
 	/* 77 where the provider is missing on the host; in the VM a failure */
 	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &b), 0);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	for (size_t f = 0; f < ARRAY_SIZE(all_formats); f++) {
 		image_roundtrip(all_formats[f].fourcc, 640, 480, 0, 0);
 		if (!test_quick())
@@ -507,23 +733,31 @@ static void test_preference(void **state)
 {
 	const char *list[] = { "no-such-heap", "udmabuf-huge-nope", args.heap_name, "memfd", NULL };
 	const char *none[] = { "no-such-heap", NULL };
-	struct dmaio_alloc_opts o;
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o) };
 	struct dmaio_buf *b = NULL;
 
 	(void)state;
 	/* 77 where the provider is missing on the host; in the VM a failure */
 	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &b), 0);
-	dmaio_free(b);
-	memset(&o, 0, sizeof(o));
+	dmaio_buf_free(b);
+	o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o) };
 	o.providers = list;
-	assert_int_equal(dmaio_alloc_ex(NULL, 8192, &o, &b), 0);
+	assert_int_equal(dmaio_buf_alloc(NULL, 8192, &o, &b, NULL), 0);
 	assert_string_equal(dmaio_buf_provider(b), args.heap_name);
 	assert_int_equal(dmaio_buf_size(b), 8192);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	b = NULL;
 	o.providers = none;
-	assert_int_equal(dmaio_alloc_ex(NULL, 8192, &o, &b), -ENOENT);
+	assert_int_equal(dmaio_buf_alloc(NULL, 8192, &o, &b, NULL), -ENOENT);
 	assert_null(b);
+	{
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+
+		assert_int_equal(dmaio_buf_alloc(NULL, 8192, &o, &b, &why), -ENOENT);
+		assert_null(b);
+		assert_int_equal(why.error, -ENOENT);
+		assert_non_null(strstr(why.text, "no-such-heap"));
+	}
 }
 
 /* Contiguous memory: the CMA heap answers heap NULL with DMAIO_ALLOC_CONTIGUOUS; more than the
@@ -531,8 +765,7 @@ static void test_preference(void **state)
  * mainline kernels. Run with --heap cma. */
 static void test_contiguous(void **state)
 {
-	struct dmaio_alloc_opts o;
-	struct dmaio_heap_info hi[32];
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o) };
 	struct dmaio_buf *b = NULL;
 	const char *sys[] = { "system", NULL };
 	int n, fds;
@@ -542,35 +775,45 @@ static void test_contiguous(void **state)
 		skip();
 		return;
 	}
-	n = dmaio_probe_heaps(NULL, hi, ARRAY_SIZE(hi));
+	n = dmaio_ctx_heap_count(NULL);
 	assert_true(n > 0);
-	for (int i = 0; i < n && i < (int)ARRAY_SIZE(hi); i++) {
-		printf("# heap %s: contiguous %d uncached %d\n", hi[i].name, hi[i].contiguous,
-		       hi[i].uncached);
+	for (int i = 0; i < n; i++) {
+		struct dmaio_heap_info hi = { .struct_size = sizeof(hi) };
+
+		assert_int_equal(dmaio_ctx_get_heap(NULL, (uint32_t)i, &hi), 0);
+		printf("# heap %s: contiguous %d uncached %d\n", hi.name, hi.contiguous, hi.uncached);
 		/* the CMA heap under test and the other names the default area has (7.3 shows it
 		 * as default_cma_region and as reserved); the VM has no other contiguous heap */
-		if (!strcmp(hi[i].name, "system"))
-			assert_int_equal(hi[i].contiguous, 0);
-		else if (!strcmp(hi[i].name, args.heap_name) || !strcmp(hi[i].name, "reserved") ||
-			 !strcmp(hi[i].name, "default_cma_region") || !strcmp(hi[i].name, "linux,cma"))
-			assert_int_equal(hi[i].contiguous, 1);
+		if (!strcmp(hi.name, "system"))
+			assert_int_equal(hi.contiguous, 0);
+		else if (!strcmp(hi.name, args.heap_name) || !strcmp(hi.name, "reserved") ||
+			 !strcmp(hi.name, "default_cma_region") || !strcmp(hi.name, "linux,cma"))
+			assert_int_equal(hi.contiguous, 1);
 	}
-	memset(&o, 0, sizeof(o));
+	o = (struct dmaio_alloc_opts){ .struct_size = sizeof(o) };
 	o.flags = DMAIO_ALLOC_CONTIGUOUS;
 	o.name = "contig";
-	assert_int_equal(dmaio_alloc_ex(NULL, 1 * MiB, &o, &b), 0);
+	assert_int_equal(dmaio_buf_alloc(NULL, 1 * MiB, &o, &b, NULL), 0);
 	assert_string_equal(dmaio_buf_provider(b), args.heap_name);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	b = NULL;
-	assert_int_equal(dmaio_alloc(NULL, args.heap_name, 1 * MiB, DMAIO_ALLOC_CONTIGUOUS, &b), 0);
-	dmaio_free(b);
+	assert_int_equal(t_alloc(NULL, args.heap_name, 1 * MiB, DMAIO_ALLOC_CONTIGUOUS, &b), 0);
+	dmaio_buf_free(b);
 	b = NULL;
 	/* the system heap is not contiguous */
 	o.providers = sys;
-	assert_int_equal(dmaio_alloc_ex(NULL, 1 * MiB, &o, &b), -EOPNOTSUPP);
-	assert_int_equal(dmaio_alloc(NULL, "system", 1 * MiB, DMAIO_ALLOC_CONTIGUOUS, &b),
+	assert_int_equal(dmaio_buf_alloc(NULL, 1 * MiB, &o, &b, NULL), -EOPNOTSUPP);
+	{
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+
+		assert_int_equal(dmaio_buf_alloc(NULL, 1 * MiB, &o, &b, &why), -EOPNOTSUPP);
+		printf("# system, CONTIGUOUS: %s\n", why.text);
+		assert_int_equal(why.error, -EOPNOTSUPP);
+		assert_non_null(strstr(why.text, "system"));
+	}
+	assert_int_equal(t_alloc(NULL, "system", 1 * MiB, DMAIO_ALLOC_CONTIGUOUS, &b),
 			 -EOPNOTSUPP);
-	assert_int_equal(dmaio_alloc(NULL, "udmabuf", 1 * MiB, DMAIO_ALLOC_CONTIGUOUS, &b),
+	assert_int_equal(t_alloc(NULL, "udmabuf", 1 * MiB, DMAIO_ALLOC_CONTIGUOUS, &b),
 			 -EOPNOTSUPP);
 	assert_null(b);
 	/* too large for the CMA area (and not the machine): refused at once, nothing taken */
@@ -581,21 +824,21 @@ static void test_contiguous(void **state)
 
 		assert_true(test_meminfo("CmaTotal") > 0);
 		printf("# CmaTotal %llu MiB: asking for %llu MiB\n", kb >> 10, (kb >> 10) + 1);
-		assert_int_equal(dmaio_alloc_ex(NULL, (size_t)(kb + 1024) << 10, &o, &b), -ENOMEM);
+		assert_int_equal(dmaio_buf_alloc(NULL, (kb + 1024) << 10, &o, &b, NULL), -ENOMEM);
 		assert_null(b);
 	}
 	/* an image too large for it, the same */
 	{
 		struct dmaio_image_desc d = desc(DRM_FORMAT_XRGB8888, 7680, 4320, 0, 0); /* 126 MiB */
-		struct dmaio_image_layout l;
+		struct dmaio_image_layout l = { .struct_size = sizeof(l) };
 
-		assert_int_equal(dmaio_alloc_image(NULL, &d, &o, &b, &l), -ENOMEM);
+		assert_int_equal(dmaio_buf_alloc_image(NULL, &d, &o, &b, &l, NULL), -ENOMEM);
 		assert_null(b);
 	}
 	assert_int_equal(test_count_fds(), fds);
 	/* mainline has no uncached heap */
 	o.flags = DMAIO_ALLOC_UNCACHED;
-	assert_int_equal(dmaio_alloc_ex(NULL, 1 * MiB, &o, &b), -ENODEV);
+	assert_int_equal(dmaio_buf_alloc(NULL, 1 * MiB, &o, &b, NULL), -ENODEV);
 	assert_null(b);
 }
 
@@ -609,11 +852,11 @@ static void eacces_child(void **state)
 	(void)state;
 	assert_int_equal(setgid(65534), 0);
 	assert_int_equal(setuid(65534), 0);
-	assert_rc_equal(dmaio_ctx_new(&c), 0);
-	r = dmaio_alloc(c, args.heap_name, 4096, 0, &b);
+	assert_rc_equal(dmaio_ctx_new(0, &c), 0);
+	r = t_alloc(c, args.heap_name, 4096, 0, &b);
 	printf("# unprivileged alloc from %s: %s\n", args.heap_name, test_errname(r));
 	assert_rc_equal(r, -EACCES);
-	r = dmaio_alloc(c, NULL, 4096, 0, &b);
+	r = t_alloc(c, NULL, 4096, 0, &b);
 	printf("# unprivileged alloc, heap NULL: %s%s%s\n", test_errname(r), r ? "" : " from ",
 	       r ? "" : dmaio_buf_provider(b));
 	/* every heap and udmabuf node here is root-only: -EACCES, unless a DRM node open to
@@ -649,6 +892,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_reference),
+		cmocka_unit_test(test_fourcc_codes),
 		cmocka_unit_test(test_layout_sweep),
 		cmocka_unit_test(test_bad_geometry),
 		cmocka_unit_test(test_opts_args),

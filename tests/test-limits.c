@@ -35,7 +35,7 @@ static void refused(uint64_t size, int want, const char *what)
 	struct dmaio_buf *b = NULL;
 	uint64_t before = meminfo("MemFree");
 	double t0 = test_now();
-	int r = dmaio_alloc(NULL, args.heap_name, (size_t)size, 0, &b);
+	int r = t_alloc(NULL, args.heap_name, (size_t)size, 0, &b);
 	double dt = test_now() - t0;
 	uint64_t after = meminfo("MemFree");
 
@@ -43,7 +43,7 @@ static void refused(uint64_t size, int want, const char *what)
 	       (unsigned long long)(size >> 20), args.heap_name, r, test_errname(r), dt,
 	       ((long long)after - (long long)before) / (1 << 20));
 	if (r == 0)
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	assert_int_equal(r, want);
 	assert_null(b);
 	assert_true(dt < 5.0);
@@ -59,7 +59,7 @@ static void test_limits(void **state)
 	(void)state;
 	/* the provider exists and works (else 77 on the host; in the VM a failure) */
 	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, page, 0, &b), 0);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	assert_true(total > 0);
 	refused(total + page, -ENOMEM, "more than MemTotal");
 	refused(SIZE_MAX / 2, -ENOMEM, "SIZE_MAX / 2");

@@ -54,17 +54,19 @@ static void *io_thread(void *arg)
 {
 	struct job *j = arg;
 	struct dmaio_queue *q = NULL;
-	struct dmaio_stats st;
-	struct dmaio_done d[4];
-	struct dmaio_io io[2];
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
+	struct dmaio_done d[4] = { { .struct_size = sizeof(struct dmaio_done) } };
+	struct dmaio_io io[2] = { { .struct_size = sizeof(struct dmaio_io) } };
 	int n;
 
-	step(j, 1, dmaio_read_file(j->buf, 0, j->fd, 0, SIZE, 0), SIZE);
+	step(j, 1, dmaio_fd_read(j->fd, 0, j->buf, 0, SIZE, 0, NULL), SIZE);
 	step(j, 2, dmaio_file_read(j->file, 4096, j->buf, 100, SIZE / 2, 0, NULL), SIZE / 2);
-	step(j, 3, dmaio_write_file(j->buf, 0, j->fd, SIZE, SIZE, 0), SIZE);
+	step(j, 3, dmaio_fd_write(j->fd, SIZE, j->buf, 0, SIZE, 0, NULL), SIZE);
 	step(j, 4, dmaio_queue_new(j->ctx, 8, 0, &q), 0);
 	memset(io, 0, sizeof(io));
+	io[0].struct_size = sizeof(io[0]);
 	for (int i = 0; i < 2; i++) {
+		io[i].struct_size = sizeof(io[i]);
 		io[i].op = DMAIO_OP_READ;
 		io[i].buf = j->buf;
 		io[i].buf_off = (size_t)i * (SIZE / 2);
@@ -74,9 +76,9 @@ static void *io_thread(void *arg)
 		io[i].user_data = (uint64_t)i;
 	}
 	if (q) {
-		step(j, 5, dmaio_submit(q, io, 2), 2);
+		step(j, 5, dmaio_queue_submit(q, io, 2), 2);
 		for (n = 0; n < 2;) {
-			int k = dmaio_reap(q, d, 4, 1, 10000);
+			int k = dmaio_queue_reap(q, d, 4, 1, 10000);
 
 			if (k <= 0) {
 				step(j, 6, k, 1);
@@ -88,9 +90,9 @@ static void *io_thread(void *arg)
 		}
 		dmaio_queue_free(q);
 	}
-	step(j, 7, dmaio_ctx_stats(j->ctx, &st), 0);
-	step(j, 8, dmaio_buf_stats(j->buf, &st), 0);
-	dmaio_free(j->spare);
+	step(j, 7, dmaio_ctx_get_stats(j->ctx, &st), 0);
+	step(j, 8, dmaio_buf_get_stats(j->buf, &st), 0);
+	dmaio_buf_free(j->spare);
 	step(j, 9, 0, 0);
 	pthread_mutex_lock(&j->m);
 	j->done = true;
@@ -112,15 +114,15 @@ static void test_io_during_probe(void **state)
 	memset(&j, 0, sizeof(j));
 	pthread_mutex_init(&j.m, NULL);
 	pthread_cond_init(&j.cv, NULL);
-	assert_int_equal(dmaio_ctx_new(&j.ctx), 0);
-	assert_int_equal(dmaio_alloc(j.ctx, "memfd", SIZE, 0, &j.buf), 0);
-	assert_int_equal(dmaio_alloc(j.ctx, "memfd", 4096, 0, &j.spare), 0);
+	assert_int_equal(dmaio_ctx_new(0, &j.ctx), 0);
+	assert_int_equal(t_alloc(j.ctx, "memfd", SIZE, 0, &j.buf), 0);
+	assert_int_equal(t_alloc(j.ctx, "memfd", 4096, 0, &j.spare), 0);
 	j.fd = test_tmpfile(NULL, path, sizeof(path));
 	assert_true(j.fd >= 0);
 	assert_int_equal(file_fill_pattern(j.fd, 0, 2 * SIZE, 5), 0);
 	assert_int_equal(dmaio_file_open(j.ctx, j.fd, 0, &j.file), 0);
 	/* the first transfer runs the base probe (at the API edge, under the probe lock) */
-	assert_int_equal(dmaio_read_file(j.buf, 0, j.fd, 0, 4096, 0), 4096);
+	assert_int_equal(dmaio_fd_read(j.fd, 0, j.buf, 0, 4096, 0, NULL), 4096);
 
 	/* a probe at work: the probe lock held for as long as it takes */
 	pthread_mutex_lock(&j.ctx->lock);
@@ -142,12 +144,12 @@ static void test_io_during_probe(void **state)
 		void *map;
 
 		/* the queued reads placed file [1, SIZE/2) and [SIZE/2 + 1, SIZE) */
-		assert_int_equal(dmaio_map(j.buf, &map), 0);
+		assert_int_equal(dmaio_buf_map(j.buf, &map), 0);
 		assert_int_equal(pat_check(map, SIZE / 2 - 1, 5, 1), -1);
 		assert_int_equal(pat_check((char *)map + SIZE / 2, SIZE / 2 - 1, 5, SIZE / 2 + 1), -1);
 	}
 	dmaio_file_close(j.file);
-	dmaio_free(j.buf);
+	dmaio_buf_free(j.buf);
 	close(j.fd);
 	dmaio_ctx_free(j.ctx);
 	pthread_cond_destroy(&j.cv);

@@ -30,7 +30,7 @@ struct sink {
 	char msg[MAX_MSGS][512];
 };
 
-static void collect(void *userdata, int level, const char *msg)
+static void collect(void *userdata, uint32_t level, const char *msg)
 {
 	struct sink *s = userdata;
 
@@ -73,9 +73,9 @@ static void setup_io(const char *debug, struct dmaio_ctx **ctx, struct dmaio_buf
 		setenv("DMAIO_DEBUG", debug, 1);
 	else
 		unsetenv("DMAIO_DEBUG");
-	assert_int_equal(dmaio_ctx_new(ctx), 0);
+	assert_int_equal(dmaio_ctx_new(0, ctx), 0);
 	unsetenv("DMAIO_DEBUG");
-	assert_int_equal(dmaio_alloc(*ctx, "memfd", SIZE, 0, b), 0);
+	assert_int_equal(t_alloc(*ctx, "memfd", SIZE, 0, b), 0);
 	*fd = test_tmpfile(NULL, NULL, 0);
 	assert_true(*fd >= 0);
 	assert_int_equal(file_fill_pattern(*fd, 0, SIZE, SEED_FILE), 0);
@@ -84,7 +84,7 @@ static void setup_io(const char *debug, struct dmaio_ctx **ctx, struct dmaio_buf
 static void teardown_io(struct dmaio_ctx *ctx, struct dmaio_buf *b, int fd)
 {
 	close(fd);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	dmaio_ctx_free(ctx);
 }
 
@@ -104,8 +104,8 @@ static void test_debug_forced_read(void **state)
 	setup_io("1", &ctx, &b, &fd);
 	/* level ERROR asked, DMAIO_DEBUG raises it: every level arrives */
 	assert_int_equal(dmaio_ctx_set_log(ctx, DMAIO_LOG_ERROR, collect, &s), 0);
-	assert_int_equal(dmaio_map(b, &map), 0);
-	r = dmaio_read_file(b, 0, fd, 0, SIZE, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK);
+	assert_int_equal(dmaio_buf_map(b, &map), 0);
+	r = dmaio_fd_read(fd, 0, b, 0, SIZE, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK, NULL);
 	dump(&s);
 	assert_int_equal(r, SIZE);
 	assert_true(pat_check(map, SIZE, SEED_FILE, 0) < 0);
@@ -119,8 +119,7 @@ static void test_debug_forced_read(void **state)
 
 	/* uring-dmabuf needs a dma-buf; a memfd buffer is not one */
 	s.n = 0;
-	r = dmaio_read_file(b, 0, fd, 0, SIZE,
-			    DMAIO_RW_PATH(DMAIO_PATH_URING_DMABUF) | DMAIO_RW_NO_FALLBACK);
+	r = dmaio_fd_read(fd, 0, b, 0, SIZE, DMAIO_RW_PATH(DMAIO_PATH_URING_DMABUF) | DMAIO_RW_NO_FALLBACK, NULL);
 	dump(&s);
 	assert_int_equal(r, -EOPNOTSUPP);
 	assert_true(find(&s, DMAIO_LOG_INFO, "forced path uring-dmabuf cannot serve") >= 0);
@@ -141,18 +140,18 @@ static void test_levels(void **state)
 	memset(&s, 0, sizeof(s));
 	setup_io(NULL, &ctx, &b, &fd);
 	assert_int_equal(dmaio_ctx_set_log(ctx, DMAIO_LOG_ERROR, collect, &s), 0);
-	assert_int_equal(dmaio_read_file(b, 0, fd, 0, SIZE, bad), -EOPNOTSUPP);
+	assert_int_equal(dmaio_fd_read(fd, 0, b, 0, SIZE, bad, NULL), -EOPNOTSUPP);
 	assert_int_equal(s.n, 0);
 
 	assert_int_equal(dmaio_ctx_set_log(ctx, DMAIO_LOG_INFO, collect, &s), 0);
-	assert_int_equal(dmaio_read_file(b, 0, fd, 0, SIZE, bad), -EOPNOTSUPP);
+	assert_int_equal(dmaio_fd_read(fd, 0, b, 0, SIZE, bad, NULL), -EOPNOTSUPP);
 	dump(&s);
 	assert_true(find(&s, DMAIO_LOG_INFO, "cannot serve") >= 0);
 	assert_int_equal(count_level(&s, DMAIO_LOG_DEBUG), 0);
 
 	s.n = 0;
 	assert_int_equal(dmaio_ctx_set_log(ctx, DMAIO_LOG_DEBUG, collect, &s), 0);
-	assert_int_equal(dmaio_read_file(b, 0, fd, 0, SIZE, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED)), SIZE);
+	assert_int_equal(dmaio_fd_read(fd, 0, b, 0, SIZE, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED), NULL), SIZE);
 	assert_true(find(&s, DMAIO_LOG_DEBUG, "via buffered") >= 0);
 	teardown_io(ctx, b, fd);
 }
@@ -178,7 +177,7 @@ static void test_null_restores_stderr(void **state)
 	saved = dup(STDERR_FILENO);
 	assert_true(saved >= 0);
 	assert_int_equal(dup2(out, STDERR_FILENO), STDERR_FILENO);
-	n = dmaio_read_file(b, 0, fd, 0, SIZE, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	n = dmaio_fd_read(fd, 0, b, 0, SIZE, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED), NULL);
 	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
 	close(saved);
 	assert_int_equal(n, SIZE);
@@ -199,7 +198,7 @@ static void test_arguments(void **state)
 	struct dmaio_ctx *ctx;
 
 	(void)state;
-	assert_int_equal(dmaio_ctx_new(&ctx), 0);
+	assert_int_equal(dmaio_ctx_new(0, &ctx), 0);
 	assert_int_equal(dmaio_ctx_set_log(ctx, 0, collect, &s), -EINVAL);
 	assert_int_equal(dmaio_ctx_set_log(ctx, DMAIO_LOG_DEBUG + 1, collect, &s), -EINVAL);
 	assert_int_equal(dmaio_ctx_set_log(ctx, -1, NULL, NULL), -EINVAL);

@@ -136,7 +136,7 @@ static int write_st(const char *json, uint64_t data, uint64_t len_lie)
 
 static int open_one(int fd, struct dmaio_model **m)
 {
-	return dmaio_model_open(ctx, &fd, 1, 0, m);
+	return dmaio_model_open(ctx, &fd, 1, 0, m, NULL);
 }
 
 /* ---- safetensors: every dtype -------------------------------------------------------------- */
@@ -222,7 +222,7 @@ static void test_st_dtypes(void **state)
 {
 	uint64_t begins[ARRAY_SIZE(st_all)], hl;
 	struct dmaio_model *m = NULL;
-	struct dmaio_model_file_info fi;
+	struct dmaio_model_file_info fi = { .struct_size = sizeof(struct dmaio_model_file_info) };
 	int fd = write_st_all(SEED_FILE, begins, &hl);
 	int r = open_one(fd, &m);
 
@@ -234,39 +234,39 @@ static void test_st_dtypes(void **state)
 #endif
 	assert_int_equal(r, 0);
 	close(fd); /* the model keeps its own descriptor */
-	assert_int_equal(dmaio_model_count(m), (int)ARRAY_SIZE(st_all));
-	assert_int_equal(dmaio_model_file(m, 0, &fi), 1);
+	assert_int_equal(dmaio_model_tensor_count(m), (int)ARRAY_SIZE(st_all));
+	assert_int_equal(dmaio_model_get_file(m, 0, &fi), 0);
 	assert_int_equal(fi.format, DMAIO_MODEL_SAFETENSORS);
 	assert_int_equal(fi.data_offset, hl);
 	assert_int_equal(fi.data_offset % 8, 0);
 	assert_int_equal(fi.alignment, 1);
 	assert_int_equal(fi.ntensors, ARRAY_SIZE(st_all));
 	for (size_t i = 0; i < ARRAY_SIZE(st_all); i++) {
-		struct dmaio_tensor_info ti;
-		int idx = dmaio_model_find(m, st_all[i].name);
+		struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
+		int idx = dmaio_model_find_tensor(m, st_all[i].name);
 
 		assert_true(idx >= 0);
-		assert_int_equal(dmaio_model_tensor(m, (unsigned)idx, &ti), 0);
+		assert_int_equal(dmaio_model_get_tensor(m, (unsigned)idx, &ti), 0);
 		assert_string_equal(ti.name, st_all[i].name);
 		assert_string_equal(ti.dtype_name, st_all[i].dtype);
 		assert_int_equal(ti.dtype, st_all[i].id);
 		assert_int_equal(ti.ndims, st_all[i].ndims);
 		for (unsigned k = 0; k < DMAIO_MODEL_MAX_DIMS; k++)
 			assert_int_equal(ti.shape[k], k < st_all[i].ndims ? st_all[i].shape[k] : 0);
-		assert_int_equal(ti.size, st_bytes(&st_all[i]));
+		assert_int_equal(ti.nbytes, st_bytes(&st_all[i]));
 		assert_int_equal(ti.offset, hl + begins[i]);
 		assert_int_equal(ti.file, 0);
 		assert_int_equal(ti.format, DMAIO_MODEL_SAFETENSORS);
 	}
 	/* numbered in offset order */
-	for (int i = 1; i < dmaio_model_count(m); i++) {
-		struct dmaio_tensor_info a, b;
+	for (int i = 1; i < dmaio_model_tensor_count(m); i++) {
+		struct dmaio_tensor_info a = { .struct_size = sizeof(a) }, b = { .struct_size = sizeof(b) };
 
-		assert_int_equal(dmaio_model_tensor(m, (unsigned)i - 1, &a), 0);
-		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &b), 0);
-		assert_true(a.offset + a.size <= b.offset);
+		assert_int_equal(dmaio_model_get_tensor(m, (unsigned)i - 1, &a), 0);
+		assert_int_equal(dmaio_model_get_tensor(m, (unsigned)i, &b), 0);
+		assert_true(a.offset + a.nbytes <= b.offset);
 	}
-	assert_int_equal(dmaio_model_find(m, "a.nope"), -ENOENT);
+	assert_int_equal(dmaio_model_find_tensor(m, "a.nope"), -ENOENT);
 	dmaio_model_close(m);
 }
 
@@ -401,32 +401,32 @@ static void check_gguf(uint32_t version, uint32_t align, bool meta)
 	uint64_t ds;
 	int fd = write_gguf(version, align, ts, n, meta, SEED_FILE, &ds);
 	struct dmaio_model *m = NULL;
-	struct dmaio_model_file_info fi;
+	struct dmaio_model_file_info fi = { .struct_size = sizeof(struct dmaio_model_file_info) };
 
 	assert_int_equal(open_one(fd, &m), 0);
 	close(fd);
-	assert_int_equal(dmaio_model_count(m), (int)n);
-	assert_int_equal(dmaio_model_file(m, 0, &fi), 1);
+	assert_int_equal(dmaio_model_tensor_count(m), (int)n);
+	assert_int_equal(dmaio_model_get_file(m, 0, &fi), 0);
 	assert_int_equal(fi.format, DMAIO_MODEL_GGUF);
 	assert_int_equal(fi.version, version);
 	assert_int_equal(fi.alignment, align ? align : 32);
 	assert_int_equal(fi.data_offset, ds);
 	for (size_t i = 0; i < n; i++) {
-		struct dmaio_tensor_info ti;
+		struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
 
-		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0); /* offset order */
+		assert_int_equal(dmaio_model_get_tensor(m, (unsigned)i, &ti), 0); /* offset order */
 		assert_string_equal(ti.name, ts[i].name);
 		assert_string_equal(ti.dtype_name, gg_all[i].name);
-		assert_string_equal(dmaio_model_dtype_name(gg_all[i].id), gg_all[i].name);
+		assert_string_equal(dmaio_dtype_name(gg_all[i].id), gg_all[i].name);
 		assert_int_equal(ti.dtype, gg_all[i].id);
 		assert_int_equal(ti.ndims, 2);
 		assert_int_equal(ti.shape[0], ts[i].dims[0]);
 		assert_int_equal(ti.shape[1], 3);
 		assert_int_equal(ti.nelems, ts[i].dims[0] * 3);
-		assert_int_equal(ti.size, ts[i].size);
+		assert_int_equal(ti.nbytes, ts[i].size);
 		assert_int_equal(ti.offset, ds + ts[i].offset);
 		assert_int_equal(ti.offset % (align ? align : 32), 0);
-		assert_int_equal(dmaio_model_find(m, ts[i].name), (int)i);
+		assert_int_equal(dmaio_model_find_tensor(m, ts[i].name), (int)i);
 	}
 	dmaio_model_close(m);
 }
@@ -814,31 +814,31 @@ static void test_shards(void **state)
 {
 	struct shards s;
 	struct dmaio_model *m = NULL;
-	struct dmaio_model_file_info fi;
+	struct dmaio_model_file_info fi = { .struct_size = sizeof(struct dmaio_model_file_info) };
 	int total = 0, fds0 = test_count_fds();
 
 	(void)state;
 	make_shards(&s, false);
-	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), 0);
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m, NULL), 0);
 	for (unsigned f = 0; f < 3; f++) {
-		assert_int_equal(dmaio_model_file(m, f, &fi), 3);
+		assert_int_equal(dmaio_model_get_file(m, f, &fi), 0);
 		for (unsigned i = 0; i < fi.ntensors; i++) {
-			struct dmaio_tensor_info ti;
+			struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
 
-			assert_int_equal(dmaio_model_tensor(m, (unsigned)total + i, &ti), 0);
+			assert_int_equal(dmaio_model_get_tensor(m, (unsigned)total + i, &ti), 0);
 			assert_int_equal(ti.file, f);
-			assert_int_equal(dmaio_model_find(m, ti.name), total + (int)i);
+			assert_int_equal(dmaio_model_find_tensor(m, ti.name), total + (int)i);
 		}
 		total += (int)fi.ntensors;
 	}
-	assert_int_equal(dmaio_model_count(m), total);
-	assert_int_equal(dmaio_model_file(m, 3, &fi), -ERANGE);
+	assert_int_equal(dmaio_model_tensor_count(m), total);
+	assert_int_equal(dmaio_model_get_file(m, 3, &fi), -ERANGE);
 	dmaio_model_close(m);
 	close_shards(&s);
 #ifdef TEST_HAVE_JANSSON
 	make_shards(&s, true);
 	m = NULL;
-	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), -EEXIST);
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m, NULL), -EEXIST);
 	assert_null(m);
 	close_shards(&s);
 #endif
@@ -852,30 +852,30 @@ static void test_args(void **state)
 	size_t n = gg_tensors_all(ts);
 	int fd = write_gguf(3, 0, ts, n, false, SEED_FILE, NULL);
 	struct dmaio_model *m = NULL;
-	struct dmaio_tensor_info ti;
-	struct dmaio_model_file_info fi;
+	struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
+	struct dmaio_model_file_info fi = { .struct_size = sizeof(struct dmaio_model_file_info) };
 	struct dmaio_load *l = NULL;
-	struct dmaio_load_opts o;
-	struct dmaio_tensor_place pl;
+	struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
+	struct dmaio_tensor_place pl = { .struct_size = sizeof(struct dmaio_tensor_place) };
 	int fds[2] = { fd, -1 }, p[2], wr, dir;
 	uint32_t sel[2] = { 0, 0 };
-	struct dmaio_load_stats st;
+	struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
 
 	(void)state;
-	assert_int_equal(dmaio_model_open(ctx, NULL, 1, 0, &m), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 1, 0, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 0, 0, &m), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, DMAIO_MODEL_MAX_FILES + 1, 0, &m), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 1, 1, &m), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m), -EBADF);
+	assert_int_equal(dmaio_model_open(ctx, NULL, 1, 0, &m, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 1, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 0, 0, &m, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, DMAIO_MODEL_MAX_FILES + 1, 0, &m, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 1, 1, &m, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m, NULL), -EBADF);
 	fds[1] = 1000;
-	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m), -EBADF);
+	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m, NULL), -EBADF);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	assert_int_equal(dmaio_model_open(ctx, &p[0], 1, 0, &m), -ESPIPE);
+	assert_int_equal(dmaio_model_open(ctx, &p[0], 1, 0, &m, NULL), -ESPIPE);
 	close(p[0]);
 	close(p[1]);
 	dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_int_equal(dmaio_model_open(ctx, &dir, 1, 0, &m), -ESPIPE);
+	assert_int_equal(dmaio_model_open(ctx, &dir, 1, 0, &m, NULL), -ESPIPE);
 	close(dir);
 	{
 		char path[4096];
@@ -883,33 +883,32 @@ static void test_args(void **state)
 
 		wr = open(path, O_WRONLY | O_CLOEXEC);
 		assert_true(wr >= 0);
-		assert_int_equal(dmaio_model_open(ctx, &wr, 1, 0, &m), -EBADF);
+		assert_int_equal(dmaio_model_open(ctx, &wr, 1, 0, &m, NULL), -EBADF);
 		close(wr);
 		close(t);
 	}
 	assert_null(m);
 	assert_int_equal(open_one(fd, &m), 0);
-	assert_int_equal(dmaio_model_count(NULL), -EINVAL);
-	assert_int_equal(dmaio_model_tensor(NULL, 0, &ti), -EINVAL);
-	assert_int_equal(dmaio_model_tensor(m, 0, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_tensor(m, (unsigned)n, &ti), -ERANGE);
-	assert_int_equal(dmaio_model_find(NULL, "x"), -EINVAL);
-	assert_int_equal(dmaio_model_find(m, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_file(NULL, 0, &fi), -EINVAL);
-	assert_int_equal(dmaio_model_file(m, 0, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_file(m, 1, &fi), -ERANGE);
-	assert_null(dmaio_model_dtype_name(4));
-	assert_null(dmaio_model_dtype_name(-1));
-	assert_string_equal(dmaio_model_dtype_name(DMAIO_DTYPE_F8_E5M2), "F8_E5M2");
+	assert_int_equal(dmaio_model_tensor_count(NULL), -EINVAL);
+	assert_int_equal(dmaio_model_get_tensor(NULL, 0, &ti), -EINVAL);
+	assert_int_equal(dmaio_model_get_tensor(m, 0, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_get_tensor(m, (unsigned)n, &ti), -ERANGE);
+	assert_int_equal(dmaio_model_find_tensor(NULL, "x"), -EINVAL);
+	assert_int_equal(dmaio_model_find_tensor(m, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_get_file(NULL, 0, &fi), -EINVAL);
+	assert_int_equal(dmaio_model_get_file(m, 0, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_get_file(m, 1, &fi), -ERANGE);
+	assert_null(dmaio_dtype_name(4));
+	assert_null(dmaio_dtype_name(UINT32_MAX));
+	assert_string_equal(dmaio_dtype_name(DMAIO_DTYPE_F8_E5M2), "F8_E5M2");
 
-	assert_int_equal(dmaio_model_load(NULL, NULL, &l), -EINVAL);
-	assert_int_equal(dmaio_model_load(m, NULL, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_load(NULL, NULL, &l, NULL), -EINVAL);
+	assert_int_equal(dmaio_model_load(m, NULL, NULL, NULL), -EINVAL);
 #define BAD_OPTS(stmt)                                                     \
 	do {                                                               \
-		memset(&o, 0, sizeof(o));                                  \
-		o.heap = args.heap_name;                                   \
+		o = load_opts(true);                                       \
 		stmt;                                                      \
-		assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);    \
+		assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EINVAL);    \
 		assert_null(l);                                            \
 	} while (0)
 	BAD_OPTS(o.mode = 3);
@@ -926,25 +925,24 @@ static void test_args(void **state)
 	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2);   /* repeated */
 	sel[1] = (uint32_t)n;
 	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2);   /* out of range */
-	memset(&o, 0, sizeof(o));
-	o.heap = args.heap_name;
+	o = load_opts(true);
 	o.mode = DMAIO_LOAD_PACKED;
 	o.max_buf = 100; /* smaller than the tensors */
-	assert_int_equal(dmaio_model_load(m, &o, &l), -EFBIG);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EFBIG);
 	o.max_buf = 0;
 	o.select = sel;
 	o.nselect = 1;
-	assert_int_equal(dmaio_model_load(m, &o, &l), 0);
-	assert_int_equal(dmaio_load_tensor(NULL, 0, &pl), -EINVAL);
-	assert_int_equal(dmaio_load_tensor(l, 0, NULL), -EINVAL);
-	assert_int_equal(dmaio_load_tensor(l, (unsigned)n, &pl), -ERANGE);
-	assert_int_equal(dmaio_load_tensor(l, 1, &pl), -ENOENT);
-	assert_int_equal(dmaio_load_tensor(l, 0, &pl), 0);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), 0);
+	assert_int_equal(dmaio_load_get_tensor(NULL, 0, &pl), -EINVAL);
+	assert_int_equal(dmaio_load_get_tensor(l, 0, NULL), -EINVAL);
+	assert_int_equal(dmaio_load_get_tensor(l, (unsigned)n, &pl), -ERANGE);
+	assert_int_equal(dmaio_load_get_tensor(l, 1, &pl), -ENOENT);
+	assert_int_equal(dmaio_load_get_tensor(l, 0, &pl), 0);
 	assert_int_equal(dmaio_load_buf_count(NULL), -EINVAL);
 	assert_int_equal(dmaio_load_buf_count(l), 1);
-	assert_null(dmaio_load_buf(l, 1));
+	assert_null(lbuf(l, 1));
 	assert_null(dmaio_load_buf(NULL, 0));
-	assert_ptr_equal(dmaio_load_buf(l, 0), pl.buf);
+	assert_ptr_equal(lbuf(l, 0), pl.buf);
 	assert_int_equal(dmaio_load_get_stats(NULL, &st), -EINVAL);
 	assert_int_equal(dmaio_load_get_stats(l, NULL), -EINVAL);
 	dmaio_load_free(l);
@@ -959,61 +957,61 @@ static void check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64
 			   const uint32_t *sel, unsigned nsel, uint32_t mode, uint64_t align,
 			   uint64_t max_buf)
 {
-	int nt = dmaio_model_count(m), nb = dmaio_load_buf_count(l);
+	int nt = dmaio_model_tensor_count(m), nb = dmaio_load_buf_count(l);
 	void **maps = calloc((size_t)nb + 1, sizeof(void *));
 	uint64_t *covered = calloc((size_t)nb + 1, sizeof(uint64_t));
-	struct dmaio_load_stats st;
+	struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
 
 	assert_non_null(maps);
 	for (int b = 0; b < nb; b++) {
-		struct dmaio_buf *buf = dmaio_load_buf(l, (unsigned)b);
+		struct dmaio_buf *buf = lbuf(l, (unsigned)b);
 
-		assert_int_equal(dmaio_map(buf, &maps[b]), 0);
-		assert_int_equal(dmaio_sync_begin(buf, DMAIO_SYNC_READ), 0);
+		assert_int_equal(dmaio_buf_map(buf, &maps[b]), 0);
+		assert_int_equal(dmaio_buf_sync_begin(buf, DMAIO_SYNC_READ), 0);
 		if (mode == DMAIO_LOAD_PACKED)
 			assert_true(dmaio_buf_size(buf) <= max_buf);
 	}
 	for (int i = 0; i < nt; i++) {
-		struct dmaio_tensor_info ti;
-		struct dmaio_tensor_place pl;
+		struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
+		struct dmaio_tensor_place pl = { .struct_size = sizeof(struct dmaio_tensor_place) };
 		bool selected = !sel;
 		int r;
 
 		for (unsigned k = 0; sel && k < nsel; k++)
 			selected |= sel[k] == (uint32_t)i;
-		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0);
-		r = dmaio_load_tensor(l, (unsigned)i, &pl);
+		assert_int_equal(dmaio_model_get_tensor(m, (unsigned)i, &ti), 0);
+		r = dmaio_load_get_tensor(l, (unsigned)i, &pl);
 		if (!selected) {
 			assert_int_equal(r, -ENOENT);
 			continue;
 		}
 		assert_int_equal(r, 0);
-		assert_int_equal(pl.size, ti.size);
-		if (ti.size == 0) {
+		assert_int_equal(pl.nbytes, ti.nbytes);
+		if (ti.nbytes == 0) {
 			assert_null(pl.buf);
 			continue;
 		}
 		assert_non_null(pl.buf);
-		assert_ptr_equal(dmaio_load_buf(l, pl.buf_index), pl.buf);
-		assert_true(pl.offset + pl.size <= dmaio_buf_size(pl.buf));
+		assert_ptr_equal(lbuf(l, pl.buf_index), pl.buf);
+		assert_true(pl.offset + pl.nbytes <= dmaio_buf_size(pl.buf));
 		if (mode == DMAIO_LOAD_PACKED)
 			assert_int_equal(pl.offset % align, 0);
 		if (mode == DMAIO_LOAD_PER_TENSOR)
 			assert_int_equal(pl.offset, 0);
-		covered[pl.buf_index] += pl.size;
-		long long at = pat_check((char *)maps[pl.buf_index] + pl.offset, (size_t)pl.size,
+		covered[pl.buf_index] += pl.nbytes;
+		long long at = pat_check((char *)maps[pl.buf_index] + pl.offset, (size_t)pl.nbytes,
 					 seeds[ti.file], ti.offset);
 		if (at >= 0) {
 			test_fail("tensor %s: byte %lld of %llu wrong in buffer %u", ti.name, at,
-				  (unsigned long long)pl.size, pl.buf_index);
+				  (unsigned long long)pl.nbytes, pl.buf_index);
 			if (test_fail_printing())
 				pat_report(ti.name, (char *)maps[pl.buf_index] + pl.offset,
-					   (size_t)pl.size, seeds[ti.file], ti.offset, at, false);
+					   (size_t)pl.nbytes, seeds[ti.file], ti.offset, at, false);
 		}
 	}
 	/* the bytes of a PACKED/PER_TENSOR buffer outside every tensor were never written */
 	for (int b = 0; b < nb && mode != DMAIO_LOAD_WHOLE; b++) {
-		size_t sz = dmaio_buf_size(dmaio_load_buf(l, (unsigned)b));
+		size_t sz = dmaio_buf_size(lbuf(l, (unsigned)b));
 		size_t zeros = 0;
 
 		for (size_t k = 0; k < sz; k++)
@@ -1022,16 +1020,16 @@ static void check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64
 		assert_true(zeros >= sz - covered[b]);
 	}
 	for (int b = 0; b < nb; b++) {
-		struct dmaio_buf *buf = dmaio_load_buf(l, (unsigned)b);
+		struct dmaio_buf *buf = lbuf(l, (unsigned)b);
 
-		assert_int_equal(dmaio_sync_end(buf, DMAIO_SYNC_READ), 0);
-		assert_int_equal(dmaio_unmap(buf), 0);
+		assert_int_equal(dmaio_buf_sync_end(buf, DMAIO_SYNC_READ), 0);
+		assert_int_equal(dmaio_buf_unmap(buf), 0);
 	}
 	assert_int_equal(dmaio_load_get_stats(l, &st), 0);
 	assert_int_equal(st.buffers, (uint64_t)nb);
 	uint64_t pb = 0;
 
-	for (int p = 0; p < DMAIO_PATH_SLOTS; p++)
+	for (uint32_t p = 0; p < DMAIO_PATH_SLOTS; p++)
 		pb += st.path_bytes[p];
 	assert_int_equal(pb, st.bytes);
 	free(maps);
@@ -1061,28 +1059,28 @@ static void test_load(void **state)
 
 	(void)state;
 	make_shards(&s, false);
-	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), 0);
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m, NULL), 0);
 	close_shards(&s);
-	nt = dmaio_model_count(m);
+	nt = dmaio_model_tensor_count(m);
 	fds0 = test_count_fds();
 	/* the limited PACKED cases: the largest tensor must fit, the model must not */
 	uint64_t biggest = 0, total = 0;
 
 	for (int i = 0; i < nt; i++) {
-		struct dmaio_tensor_info ti;
+		struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
 
-		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0);
-		biggest = ti.size > biggest ? ti.size : biggest;
-		total += ti.size;
+		assert_int_equal(dmaio_model_get_tensor(m, (unsigned)i, &ti), 0);
+		biggest = ti.nbytes > biggest ? ti.nbytes : biggest;
+		total += ti.nbytes;
 	}
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		struct dmaio_load_opts o;
+		struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
 		struct dmaio_load *l = NULL;
 		uint32_t sel[64];
 		unsigned nsel = 0;
 		int r;
 
-		memset(&o, 0, sizeof(o));
+		o = load_opts(false);
 		o.mode = cases[c].mode;
 		o.align = cases[c].align;
 		o.max_buf = cases[c].max_buf;
@@ -1099,7 +1097,7 @@ static void test_load(void **state)
 			o.select = sel;
 			o.nselect = nsel;
 		}
-		r = dmaio_model_load(m, &o, &l);
+		r = dmaio_model_load(m, &o, &l, NULL);
 		if (r < 0 && test_is_skip_err(r) && !test_expect_devices()) {
 			printf("# SKIP: %s: %s\n", args.heap, test_errname(r));
 			dmaio_model_close(m);
@@ -1129,7 +1127,7 @@ static void test_load_into(void **state)
 	struct shards s;
 	struct dmaio_model *m = NULL;
 	struct dmaio_buf *b[2] = { NULL, NULL }, *tiny = NULL, *none[1] = { NULL };
-	struct dmaio_load_opts o;
+	struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
 	struct dmaio_load *l = NULL;
 	uint64_t total = 0;
 	unsigned before;
@@ -1138,36 +1136,35 @@ static void test_load_into(void **state)
 
 	(void)state;
 	make_shards(&s, false);
-	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m), 0);
+	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m, NULL), 0);
 	close_shards(&s);
-	nt = dmaio_model_count(m);
+	nt = dmaio_model_tensor_count(m);
 	for (int i = 0; i < nt; i++) {
-		struct dmaio_tensor_info ti;
+		struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
 
-		assert_int_equal(dmaio_model_tensor(m, (unsigned)i, &ti), 0);
-		total += ti.size;
+		assert_int_equal(dmaio_model_get_tensor(m, (unsigned)i, &ti), 0);
+		total += ti.nbytes;
 	}
 	/* two buffers: the first takes about half, the rest goes to the second (with room for
 	 * the placement at each tensor's file phase: up to 4 KiB per tensor that does not follow
 	 * its neighbour in the file) */
-	if (dmaio_alloc(ctx, args.heap_name, (size_t)(total / 2 + 65536), 0, &b[0])) {
+	if (t_alloc(ctx, args.heap_name, (size_t)(total / 2 + 65536), 0, &b[0])) {
 		dmaio_model_close(m);
 		skip();
 	}
-	assert_int_equal(dmaio_alloc(ctx, args.heap_name, (size_t)(total + ((uint64_t)nt << 12)), 0,
-				     &b[1]), 0);
+	assert_int_equal(t_alloc(ctx, args.heap_name, (size_t)(total + ((uint64_t)nt << 12)), 0, &b[1]), 0);
 	fds0 = test_count_fds();
 	for (int round = 0; round < 2; round++) {
-		memset(&o, 0, sizeof(o));
+		o = load_opts(false);
 		o.mode = DMAIO_LOAD_PACKED;
 		o.align = 64;
 		o.bufs = b;
 		o.nbufs = 2;
 		o.flags = DMAIO_LOAD_DROP_CACHE;
-		assert_int_equal(dmaio_model_load(m, &o, &l), 0);
+		assert_int_equal(dmaio_model_load(m, &o, &l, NULL), 0);
 		assert_int_equal(dmaio_load_buf_count(l), 2);
-		assert_ptr_equal(dmaio_load_buf(l, 0), b[0]);
-		assert_ptr_equal(dmaio_load_buf(l, 1), b[1]);
+		assert_ptr_equal(lbuf(l, 0), b[0]);
+		assert_ptr_equal(lbuf(l, 1), b[1]);
 		before = test_failures();
 		check_load(m, l, s.seeds, NULL, 0, DMAIO_LOAD_PACKED, 64,
 			   total + ((uint64_t)nt << 12));
@@ -1180,33 +1177,33 @@ static void test_load_into(void **state)
 		printf("# round %d: %d tensors loaded into the caller's 2 buffers\n", round, nt);
 	}
 	/* too small: -ENOSPC, nothing read into it */
-	assert_int_equal(dmaio_alloc(ctx, args.heap_name, 8192, 0, &tiny), 0);
-	memset(&o, 0, sizeof(o));
+	assert_int_equal(t_alloc(ctx, args.heap_name, 8192, 0, &tiny), 0);
+	o = load_opts(false);
 	o.mode = DMAIO_LOAD_PACKED;
 	o.bufs = &tiny;
 	o.nbufs = 1;
-	assert_int_equal(dmaio_model_load(m, &o, &l), -ENOSPC);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -ENOSPC);
 	assert_null(l);
-	assert_int_equal(dmaio_map(tiny, &map), 0);
+	assert_int_equal(dmaio_buf_map(tiny, &map), 0);
 	assert_int_equal(mem_check_byte(map, 8192, 0), -1);
 	/* the rules */
 	o.nbufs = 0;
-	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EINVAL);
 	o.nbufs = 1;
 	o.mode = DMAIO_LOAD_WHOLE;
-	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EINVAL);
 	o.mode = DMAIO_LOAD_PER_TENSOR;
-	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EINVAL);
 	o.mode = DMAIO_LOAD_PACKED;
 	o.max_buf = 1 << 20;
-	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EINVAL);
 	o.max_buf = 0;
 	o.bufs = none;
-	assert_int_equal(dmaio_model_load(m, &o, &l), -EINVAL);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EINVAL);
 	assert_null(l);
-	dmaio_free(tiny);
-	dmaio_free(b[0]);
-	dmaio_free(b[1]);
+	dmaio_buf_free(tiny);
+	dmaio_buf_free(b[0]);
+	dmaio_buf_free(b[1]);
 	dmaio_model_close(m);
 }
 
@@ -1257,12 +1254,12 @@ static int write_big_gguf(uint64_t *bytes)
  * before a test counts fds */
 static void open_big(int fd, struct dmaio_model **m)
 {
-	struct dmaio_sys_info si;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
 
 	assert_int_equal(open_one(fd, m), 0);
 	close(fd);
-	assert_int_equal(dmaio_probe_system(ctx, &si), 0);
-	assert_true(dmaio_probe_heaps(ctx, NULL, 0) >= 0);
+	assert_int_equal(dmaio_ctx_get_system(ctx, &si), 0);
+	assert_true(dmaio_ctx_heap_count(ctx) >= 0);
 }
 
 static void test_cancel(void **state)
@@ -1278,19 +1275,18 @@ static void test_cancel(void **state)
 	fds0 = test_count_fds();
 	for (int mode = 0; mode < 3; mode++) {
 		struct cancel_state cs = { 0, 1, 0, 0, true };
-		struct dmaio_load_opts o;
+		struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
 		struct dmaio_load *l = NULL;
 		int r;
 
-		memset(&o, 0, sizeof(o));
+		o = load_opts(true);
 		o.mode = (uint32_t)mode;
-		o.heap = args.heap_name;
 		o.depth = 2; /* at most 8 ranges not reaped: a 1 MiB range per tensor or buffer */
 		if (mode == DMAIO_LOAD_PACKED)
 			o.max_buf = 1u << 20;
 		o.progress = on_progress;
 		o.progress_arg = &cs;
-		r = dmaio_model_load(m, &o, &l);
+		r = dmaio_model_load(m, &o, &l, NULL);
 		if (r < 0 && test_is_skip_err(r) && !test_expect_devices()) {
 			dmaio_model_close(m);
 			skip();
@@ -1307,25 +1303,23 @@ static void test_cancel(void **state)
 			assert_true(cs.last_done <= (8u << 20));
 		assert_int_equal(test_count_fds(), fds0);
 		/* the flag */
-		memset(&o, 0, sizeof(o));
+		o = load_opts(true);
 		o.mode = (uint32_t)mode;
-		o.heap = args.heap_name;
 		o.cancel = &flag;
-		r = dmaio_model_load(m, &o, &l);
+		r = dmaio_model_load(m, &o, &l, NULL);
 		printf("# mode %d: the cancel flag: %s\n", mode, test_errname(r));
 		assert_int_equal(r, -ECANCELED);
 		assert_null(l);
 		assert_int_equal(test_count_fds(), fds0);
 		/* the whole load when nothing cancels: progress reaches the total */
 		cs = (struct cancel_state){ 0, ~0u, 0, 0, true };
-		memset(&o, 0, sizeof(o));
+		o = load_opts(true);
 		o.mode = (uint32_t)mode;
 		if (mode == DMAIO_LOAD_PACKED)
 			o.max_buf = 1u << 20;
-		o.heap = args.heap_name;
 		o.progress = on_progress;
 		o.progress_arg = &cs;
-		r = dmaio_model_load(m, &o, &l);
+		r = dmaio_model_load(m, &o, &l, NULL);
 		printf("# mode %d: not cancelled: %s\n", mode, test_errname(r));
 		assert_int_equal(r, 0);
 		assert_true(cs.monotonic);
@@ -1354,26 +1348,25 @@ static void test_alloc_fault(void **state)
 	uint64_t bytes, seeds[1] = { SEED_FILE };
 	int fd = write_big_gguf(&bytes);
 	struct dmaio_model *m = NULL;
-	struct dmaio_load_opts o;
+	struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
 	struct dmaio_load *l = NULL;
-	struct dmaio_load_stats st;
+	struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
 	unsigned long calls;
 	int fds0;
 
 	(void)state;
 	open_big(fd, &m);
-	memset(&o, 0, sizeof(o));
+	o = load_opts(true);
 	o.mode = DMAIO_LOAD_PACKED;
-	o.heap = args.heap_name;
 	o.max_buf = 1u << 20;
 	o.depth = 4;
 	/* warm: the context's ring and caches exist before counting */
-	assert_int_equal(dmaio_model_load(m, &o, &l), 0);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), 0);
 	dmaio_load_free(l);
 	fds0 = test_count_fds();
 	dmaio_fault_nth = 0;
 	dmaio_fault_calls = 0;
-	assert_int_equal(dmaio_model_load(m, &o, &l), 0);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), 0);
 	calls = __atomic_load_n(&dmaio_fault_calls, __ATOMIC_RELAXED);
 	assert_int_equal(dmaio_load_get_stats(l, &st), 0);
 	assert_int_equal(st.buffers, (uint64_t)BIG_N);
@@ -1395,7 +1388,7 @@ static void test_alloc_fault(void **state)
 			dmaio_fault_calls = 0;
 			dmaio_fault_err = errs[e];
 			__atomic_store_n(&dmaio_fault_nth, nth, __ATOMIC_SEQ_CST);
-			r = dmaio_model_load(m, &o, &l);
+			r = dmaio_model_load(m, &o, &l, NULL);
 			__atomic_store_n(&dmaio_fault_nth, 0, __ATOMIC_SEQ_CST);
 			if (r == 0) {
 				ok++;
@@ -1454,7 +1447,7 @@ static void test_dropcache(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(open_one(fd, &m), 0);
 	for (size_t k = 0; k < ARRAY_SIZE(rw); k++) {
-		struct dmaio_load_opts o;
+		struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
 		struct dmaio_load *l = NULL;
 		long before, after;
 		int r;
@@ -1468,12 +1461,11 @@ static void test_dropcache(void **state)
 			close(fd);
 			skip();
 		}
-		memset(&o, 0, sizeof(o));
+		o = load_opts(true);
 		o.mode = DMAIO_LOAD_PACKED;
-		o.heap = args.heap_name;
 		o.flags = DMAIO_LOAD_DROP_CACHE;
 		o.rw_flags = rw[k];
-		r = dmaio_model_load(m, &o, &l);
+		r = dmaio_model_load(m, &o, &l, NULL);
 		if (r < 0 && test_is_skip_err(r) && !test_expect_devices()) {
 			dmaio_model_close(m);
 			close(fd);
@@ -1489,14 +1481,13 @@ static void test_dropcache(void **state)
 	/* the control: the buffered path without the flag leaves the file cached (the check above
 	 * can fail) */
 	{
-		struct dmaio_load_opts o;
+		struct dmaio_load_opts o = { .struct_size = sizeof(struct dmaio_load_opts) };
 		struct dmaio_load *l = NULL;
 
-		memset(&o, 0, sizeof(o));
+		o = load_opts(true);
 		o.mode = DMAIO_LOAD_PACKED;
-		o.heap = args.heap_name;
 		o.rw_flags = DMAIO_RW_PATH(DMAIO_PATH_BUFFERED);
-		if (dmaio_model_load(m, &o, &l) == 0) {
+		if (dmaio_model_load(m, &o, &l, NULL) == 0) {
 			long after = resident_pages(fd, (uint64_t)st.st_size);
 
 			printf("# buffered without the flag: %ld pages resident\n", after);
@@ -1525,17 +1516,17 @@ int main(int argc, char **argv)
 
 	test_parse_args(argc, argv, &args, "memfd");
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	rc = dmaio_ctx_new(&ctx);
+	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {
 		fprintf(stderr, "dmaio_ctx_new = %s\n", test_errname(rc));
 		return 1;
 	}
 	rc = test_alloc_or_skip(ctx, args.heap_name, 4096, 0, &probe);
 	if (rc) {
-		fprintf(stderr, "dmaio_alloc(%s, 4096) = %s\n", args.heap, test_errname(rc));
+		fprintf(stderr, "dmaio_buf_alloc(%s, 4096) = %s\n", args.heap, test_errname(rc));
 		return 1;
 	}
-	dmaio_free(probe);
+	dmaio_buf_free(probe);
 	printf("# heap %s, test directory %s\n", args.heap, test_dir());
 	if (getenv("DMAIO_TEST_ONLY")) /* e.g. DMAIO_TEST_ONLY=test_cancel */
 		cmocka_set_test_filter(getenv("DMAIO_TEST_ONLY"));

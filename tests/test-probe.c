@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-probe: dmaio_probe_system(), dmaio_probe_heaps() and dmaio_probe_file() against what the
+ * test-probe: dmaio_ctx_get_system(), t_probe_heaps() and dmaio_probe_file() against what the
  * test finds out by itself (sysconf, /dev/dma_heap, its own ioctls, its own O_DIRECT I/O).
  * Every answer is compared on its own and each mismatch reported (test_expect(), common.h), so
  * one run shows all that a probe gets wrong; each test fails at its end when any was reported.
@@ -141,34 +141,39 @@ static void test_system(void **state)
 {
 	struct dmaio_ctx *ctx = NULL;
 	struct dmaio_sys_info a, b;
+	struct dmaio_proposed_info pa = { .struct_size = sizeof(pa) };
 	long hp_kb, lim, ll, dis;
 	int nh, ours, ufd;
 	unsigned before = test_failures();
 
 	(void)state;
-	assert_int_equal(dmaio_ctx_new(&ctx), 0);
+	assert_int_equal(dmaio_ctx_new(0, &ctx), 0);
 	memset(&a, 0xa5, sizeof(a));
+	a.struct_size = sizeof(a);
 	memset(&b, 0x5a, sizeof(b));
-	assert_int_equal(dmaio_probe_system(ctx, &a), 0);
-	assert_int_equal(dmaio_probe_system(ctx, &b), 0);
-	test_expect(memcmp(&a, &b, offsetof(struct dmaio_sys_info, reserved)) == 0,
-		    "two dmaio_probe_system() calls on one context differ");
+	a.struct_size = b.struct_size = sizeof(a);
+	assert_int_equal(dmaio_ctx_get_system(ctx, &a), 0);
+	assert_int_equal(dmaio_ctx_get_system(ctx, &b), 0);
+	test_expect(memcmp(&a, &b, sizeof(a)) == 0,
+		    "two dmaio_ctx_get_system() calls on one context differ");
+	assert_int_equal(dmaio_ctx_get_proposed(ctx, &pa), 0);
 	printf("# page %u, heaps %d, udmabuf %s (%s, limit %llu, list %u), udmabuf-huge %s, "
 	       "hugetlb memfd %s (%u), io_uring %s (%s, disabled %d, fixed %s), uring-dmabuf %s, "
-	       "drm %s (%s), rw_file kernel %s\n",
+	       "drm %s (%s), rw_file kernel %s, cachestat %s\n",
 	       a.page_size, a.nheaps, capname(a.udmabuf), test_errname(a.udmabuf_err),
 	       (unsigned long long)a.udmabuf_size_limit, a.udmabuf_list_limit,
 	       capname(a.udmabuf_huge), capname(a.hugetlb_memfd), a.huge_page_size,
 	       capname(a.io_uring), test_errname(a.io_uring_err), a.io_uring_disabled,
-	       capname(a.io_uring_fixed), capname(a.uring_dmabuf), capname(a.drm), a.drm_node,
-	       capname(a.rw_file_kernel));
+	       capname(a.io_uring_fixed), capname(pa.uring_dmabuf), capname(a.drm), a.drm_node,
+	       capname(pa.rw_file_kernel), capname(a.cachestat));
 
 	test_expect(a.page_size == (uint32_t)sysconf(_SC_PAGESIZE), "page_size %u, sysconf %ld",
 		    a.page_size, sysconf(_SC_PAGESIZE));
 	test_expect(valid_cap(a.udmabuf) && valid_cap(a.udmabuf_huge) &&
 			    valid_cap(a.hugetlb_memfd) && valid_cap(a.io_uring) &&
-			    valid_cap(a.io_uring_fixed) && valid_cap(a.uring_dmabuf) &&
-			    valid_cap(a.drm) && valid_cap(a.rw_file_kernel),
+			    valid_cap(a.io_uring_fixed) && valid_cap(pa.uring_dmabuf) &&
+			    valid_cap(a.drm) && valid_cap(pa.rw_file_kernel) &&
+			    a.cachestat != DMAIO_CAP_UNKNOWN && valid_cap(a.cachestat),
 		    "a capability field holds a value outside enum dmaio_cap");
 
 	/* heaps */
@@ -235,7 +240,7 @@ static void test_system(void **state)
 				    test_errname(a.io_uring_err), test_errname(ours));
 	}
 	if (a.io_uring != DMAIO_CAP_YES)
-		test_expect(a.io_uring_fixed != DMAIO_CAP_YES && a.uring_dmabuf != DMAIO_CAP_YES,
+		test_expect(a.io_uring_fixed != DMAIO_CAP_YES && pa.uring_dmabuf != DMAIO_CAP_YES,
 			    "io_uring features YES without io_uring");
 
 	/* drm */
@@ -252,7 +257,7 @@ static void test_system(void **state)
 	test_expect(memchr(a.drm_node, 0, sizeof(a.drm_node)) != NULL, "drm_node not terminated");
 
 	/* the default context answers the same */
-	assert_int_equal(dmaio_probe_system(NULL, &b), 0);
+	assert_int_equal(dmaio_ctx_get_system(NULL, &b), 0);
 	test_expect(a.page_size == b.page_size && a.nheaps == b.nheaps && a.udmabuf == b.udmabuf,
 		    "the default context probes differently");
 
@@ -309,33 +314,33 @@ static int own_rw_file(const char *heap)
 static void test_heaps(void **state)
 {
 	char names[64][64];
-	struct dmaio_heap_info hi[66];
-	struct dmaio_sys_info si;
+	struct t_heap_info hi[66];
+	struct dmaio_proposed_info si = { .struct_size = sizeof(struct dmaio_proposed_info) };
 	int n, nd, i, j, rc, any_yes = 0, any_notty = 0, any_rw = 0;
 	unsigned before = test_failures();
 	uint8_t pat[sizeof(hi[0])];
 
 	(void)state;
 	nd = list_heaps(names, 64);
-	n = dmaio_probe_heaps(NULL, NULL, 0);
+	n = t_probe_heaps(NULL, NULL, 0);
 	if (nd == -ENOENT) {
 		test_expect(n == 0, "no /dev/dma_heap, dmaio_probe_heaps = %d (expected 0)", n);
 		printf("# no dma-heaps here\n");
 		assert_no_failures_since(before);
 		return;
 	}
-	test_expect(n == nd, "dmaio_probe_heaps(max 0) = %d, /dev/dma_heap has %d", n, nd);
+	test_expect(n == nd, "t_probe_heaps(max 0) = %d, /dev/dma_heap has %d", n, nd);
 	if (nd > 64)
 		nd = 64;
 	memset(hi, 0xa5, sizeof(hi));
 	memset(pat, 0xa5, sizeof(pat));
-	rc = dmaio_probe_heaps(NULL, hi, (size_t)nd + 2);
-	test_expect(rc == nd, "dmaio_probe_heaps(max %d) = %d, expected %d", nd + 2, rc, nd);
+	rc = t_probe_heaps(NULL, hi, (size_t)nd + 2);
+	test_expect(rc == nd, "t_probe_heaps(max %d) = %d, expected %d", nd + 2, rc, nd);
 	test_expect(memcmp(&hi[nd], pat, sizeof(pat)) == 0 &&
 			    memcmp(&hi[nd + 1], pat, sizeof(pat)) == 0,
 		    "dmaio_probe_heaps wrote past the heaps present");
 	for (i = 0; i < nd; i++) {
-		struct dmaio_heap_info *h = &hi[i];
+		struct t_heap_info *h = &hi[i];
 		int own;
 
 		test_expect(memchr(h->name, 0, sizeof(h->name)) != NULL,
@@ -392,14 +397,14 @@ static void test_heaps(void **state)
 	/* a shorter array: only max entries written, the count is still every heap */
 	if (nd >= 2) {
 		memset(hi, 0xa5, sizeof(hi));
-		rc = dmaio_probe_heaps(NULL, hi, (size_t)nd - 1);
-		test_expect(rc == nd, "dmaio_probe_heaps(max %d) = %d, expected %d", nd - 1, rc,
+		rc = t_probe_heaps(NULL, hi, (size_t)nd - 1);
+		test_expect(rc == nd, "t_probe_heaps(max %d) = %d, expected %d", nd - 1, rc,
 			    nd);
 		test_expect(memcmp(&hi[nd - 1], pat, sizeof(pat)) == 0,
-			    "dmaio_probe_heaps(max %d) wrote entry %d", nd - 1, nd - 1);
+			    "t_probe_heaps(max %d) wrote entry %d", nd - 1, nd - 1);
 	}
 	/* the kernel-level RW_FILE answer agrees with the heaps' */
-	assert_int_equal(dmaio_probe_system(NULL, &si), 0);
+	assert_int_equal(dmaio_ctx_get_proposed(NULL, &si), 0);
 	if (any_rw)
 		test_expect(si.rw_file_kernel == DMAIO_CAP_YES,
 			    "a heap takes RW_FILE, rw_file_kernel %s", capname(si.rw_file_kernel));
@@ -482,14 +487,14 @@ static void try_aligned(const char *what, const char *path, const struct dmaio_f
 
 static void check_file(const char *what, const char *path, int fd, bool blk)
 {
-	struct dmaio_file_info fi, fi2;
+	struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) }, fi2 = { .struct_size = sizeof(struct dmaio_file_info) };
 	struct own_align own;
 	struct statfs sf;
 	struct stat st;
 	int direct, rc;
 
-	memset(&fi, 0xa5, sizeof(fi));
-	rc = dmaio_probe_file(NULL, fd, &fi);
+	memset(&fi, 0xa5, sizeof(fi)); fi.struct_size = sizeof(fi);
+	rc = dmaio_fd_get_info(fd, &fi);
 	test_expect(rc == 0, "%s: dmaio_probe_file = %s", what, test_errname(rc));
 	if (rc)
 		return;
@@ -497,20 +502,20 @@ static void check_file(const char *what, const char *path, int fd, bool blk)
 	       "source %u fs_magic %#x size %llu\n", what, fi.is_blockdev, capname(fi.direct),
 	       fi.direct == DMAIO_CAP_NO ? test_errname(fi.direct_err) : "", fi.dio_mem_align,
 	       fi.dio_offset_align, fi.dio_read_offset_align, fi.align_source, fi.fs_magic,
-	       (unsigned long long)fi.size);
+	       (unsigned long long)fi.file_size);
 	assert_int_equal(fstat(fd, &st), 0);
 	test_expect(fi.is_blockdev == (blk ? 1 : 0), "%s: is_blockdev %d", what, fi.is_blockdev);
 	if (blk) {
 		uint64_t sz = 0;
 
 		assert_int_equal(ioctl(fd, BLKGETSIZE64, &sz), 0);
-		test_expect(fi.size == sz, "%s: size %llu, BLKGETSIZE64 %llu", what,
-			    (unsigned long long)fi.size, (unsigned long long)sz);
+		test_expect(fi.file_size == sz, "%s: size %llu, BLKGETSIZE64 %llu", what,
+			    (unsigned long long)fi.file_size, (unsigned long long)sz);
 		test_expect(fi.fs_magic == 0, "%s: fs_magic %#x for a block device", what,
 			    fi.fs_magic);
 	} else {
-		test_expect(fi.size == (uint64_t)st.st_size, "%s: size %llu, st_size %lld", what,
-			    (unsigned long long)fi.size, (long long)st.st_size);
+		test_expect(fi.file_size == (uint64_t)st.st_size, "%s: size %llu, st_size %lld", what,
+			    (unsigned long long)fi.file_size, (long long)st.st_size);
 		assert_int_equal(fstatfs(fd, &sf), 0);
 		test_expect(fi.fs_magic == (uint32_t)sf.f_type, "%s: fs_magic %#x, statfs %#lx",
 			    what, fi.fs_magic, (unsigned long)sf.f_type);
@@ -558,11 +563,11 @@ static void check_file(const char *what, const char *path, int fd, bool blk)
 		int dfd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 
 		if (dfd >= 0) {
-			memset(&fi2, 0xa5, sizeof(fi2));
-			test_expect(dmaio_probe_file(NULL, dfd, &fi2) == 0 &&
+			memset(&fi2, 0xa5, sizeof(fi2)); fi2.struct_size = sizeof(fi2);
+			test_expect(dmaio_fd_get_info(dfd, &fi2) == 0 &&
 					    fi2.direct == fi.direct &&
 					    fi2.dio_offset_align == fi.dio_offset_align &&
-					    fi2.size == fi.size,
+					    fi2.file_size == fi.file_size,
 				    "%s: probe through an O_DIRECT fd differs", what);
 			close(dfd);
 		}
@@ -614,8 +619,8 @@ static void test_provider(void **state)
 {
 	struct dmaio_ctx *ctx = NULL;
 	struct dmaio_buf *b = NULL;
-	struct dmaio_sys_info si;
-	struct dmaio_heap_info hi[64];
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
+	struct t_heap_info hi[64];
 	unsigned before = test_failures();
 	int rc, n, i;
 
@@ -624,13 +629,13 @@ static void test_provider(void **state)
 		printf("# no device provider under test\n");
 		skip();
 	}
-	assert_int_equal(dmaio_ctx_new(&ctx), 0);
-	rc = dmaio_alloc(ctx, args.heap_name, 4096, 0, &b);
+	assert_int_equal(dmaio_ctx_new(0, &ctx), 0);
+	rc = t_alloc(ctx, args.heap_name, 4096, 0, &b);
 	test_expect(rc == 0, "dmaio_alloc(%s) = %s", args.heap, test_errname(rc));
-	assert_int_equal(dmaio_probe_system(ctx, &si), 0);
+	assert_int_equal(dmaio_ctx_get_system(ctx, &si), 0);
 	switch (test_expected_kind(args.heap_name)) {
 	case DMAIO_BUF_HEAP:
-		n = dmaio_probe_heaps(ctx, hi, ARRAY_SIZE(hi));
+		n = t_probe_heaps(ctx, hi, ARRAY_SIZE(hi));
 		test_expect(n >= 1, "dmaio_probe_heaps = %d", n);
 		for (i = 0; i < n && i < (int)ARRAY_SIZE(hi); i++)
 			if (strcmp(hi[i].name, args.heap_name) == 0)
@@ -660,7 +665,7 @@ static void test_provider(void **state)
 	default:
 		break;
 	}
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	dmaio_ctx_free(ctx);
 	assert_no_failures_since(before);
 }
@@ -685,7 +690,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(rc));
 			return 1;
 		}
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	}
 	rc = cmocka_run_group_tests_name("probe", tests, NULL, NULL);
 	printf("# probe: %u failures reported\n", test_failures());

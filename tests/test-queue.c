@@ -8,15 +8,15 @@
  *              and with every path forced (with and without DMAIO_RW_NO_FALLBACK); the buffers
  *              and the files are compared with a reference kept in memory, every byte, guard
  *              bytes (outside every range) included.
- *  once        completions exactly once, dmaio_queue_progress() consistent after every reap.
+ *  once        completions exactly once, dmaio_queue_get_progress() consistent after every reap.
  *  batch       one invalid range makes the whole batch fail with its errno, nothing queued.
  *  full        a queue holds depth x DMAIO_QUEUE_RANGES_PER_DEPTH ranges not reaped: the count
  *              accepted, then -EAGAIN, then room again after reaping.
  *  poll        dmaio_queue_fd() readiness: idle empty queue not readable; readable while
- *              work waits; an event loop of poll + dmaio_reap(min 0, timeout 0) finishes all.
+ *              work waits; an event loop of poll + dmaio_queue_reap(min 0, timeout 0) finishes all.
  *  cancel      DMAIO_CANCEL_ALL and cancel by user_data: exactly once, -ECANCELED or done,
  *              a cancelled range wrote only inside itself and only the right bytes.
- *  args        -ETIME of an empty queue, every @retval of the new functions.
+ *  args        -ENODATA of an empty queue, every @retval of the new functions.
  *  threads     4 threads, a queue each, one context, shared buffers and files, disjoint ranges.
  *  regfile     dmaio_file_read/write against dmaio_read_file/dmaio_write_file, get_info against
  *              dmaio_probe_file, the caller's fd untouched and closable.
@@ -129,13 +129,13 @@ static int qbuf_alloc(struct qbuf *b, struct dmaio_ctx *c, size_t size, uint64_t
 	int rc;
 
 	memset(b, 0, sizeof(*b));
-	rc = dmaio_alloc(c, args.heap_name, size, 0, &b->buf);
+	rc = t_alloc(c, args.heap_name, size, 0, &b->buf);
 	if (rc)
 		return rc;
-	rc = dmaio_map(b->buf, &p);
+	rc = dmaio_buf_map(b->buf, &p);
 	if (rc) {
-		fprintf(stderr, "dmaio_map(%s, %zu) = %s\n", args.heap, size, test_errname(rc));
-		dmaio_free(b->buf);
+		fprintf(stderr, "dmaio_buf_map(%s, %zu) = %s\n", args.heap, size, test_errname(rc));
+		dmaio_buf_free(b->buf);
 		b->buf = NULL;
 		return rc;
 	}
@@ -162,24 +162,24 @@ static void qbuf_alloc_or_skip(struct qbuf *b, struct dmaio_ctx *c, size_t size,
 
 static void qbuf_free(struct qbuf *b)
 {
-	dmaio_free(b->buf);
+	dmaio_buf_free(b->buf);
 	memset(b, 0, sizeof(*b));
 }
 
 static void cpu_begin(struct qbuf *b, unsigned dir)
 {
-	int rc = dmaio_sync_begin(b->buf, dir);
+	int rc = dmaio_buf_sync_begin(b->buf, dir);
 
 	if (rc)
-		test_fail("dmaio_sync_begin(%u) = %s", dir, test_errname(rc));
+		test_fail("dmaio_buf_sync_begin(%u) = %s", dir, test_errname(rc));
 }
 
 static void cpu_end(struct qbuf *b, unsigned dir)
 {
-	int rc = dmaio_sync_end(b->buf, dir);
+	int rc = dmaio_buf_sync_end(b->buf, dir);
 
 	if (rc)
-		test_fail("dmaio_sync_end(%u) = %s", dir, test_errname(rc));
+		test_fail("dmaio_buf_sync_end(%u) = %s", dir, test_errname(rc));
 }
 
 /* Fill [off, off + len) of the buffer with stream @seed (stream offset sbase + off). */
@@ -314,7 +314,7 @@ struct xio {
 struct qtrack {
 	struct dmaio_queue *q;
 	unsigned cap;        /* ranges it holds */
-	uint64_t accepted, reaped, bytes_total, bytes_done, cancelled, unsupp;
+	uint64_t accepted, reaped, bytes_submitted, bytes_done, cancelled, unsupp;
 	unsigned nfull;      /* times the queue was found full */
 	const char *name;
 };
@@ -342,14 +342,13 @@ static void describe(const struct xio *x, char *s, size_t n)
 
 static void progress_check(struct qtrack *t, const char *when, bool idle)
 {
-	struct dmaio_progress p;
-	size_t i;
+	struct dmaio_progress p = { .struct_size = sizeof(struct dmaio_progress) };
 	int rc;
 
-	memset(&p, 0xa5, sizeof(p));
-	rc = dmaio_queue_progress(t->q, &p);
+	memset(&p, 0xa5, sizeof(p)); p.struct_size = sizeof(p);
+	rc = dmaio_queue_get_progress(t->q, &p);
 	if (rc) {
-		test_fail("%s %s: dmaio_queue_progress = %s", t->name, when, test_errname(rc));
+		test_fail("%s %s: dmaio_queue_get_progress = %s", t->name, when, test_errname(rc));
 		return;
 	}
 	if (p.submitted != t->accepted)
@@ -362,21 +361,20 @@ static void progress_check(struct qtrack *t, const char *when, bool idle)
 		test_fail("%s %s: progress.completed %llu not in [reaped %llu, submitted %llu]",
 			  t->name, when, (unsigned long long)p.completed,
 			  (unsigned long long)p.reaped, (unsigned long long)p.submitted);
-	if (p.bytes_total != t->bytes_total)
-		test_fail("%s %s: progress.bytes_total %llu, accepted ranges sum to %llu", t->name,
-			  when, (unsigned long long)p.bytes_total,
-			  (unsigned long long)t->bytes_total);
-	if (p.bytes_done < t->bytes_done || p.bytes_done > p.bytes_total)
+	if (p.bytes_submitted != t->bytes_submitted)
+		test_fail("%s %s: progress.bytes_submitted %llu, accepted ranges sum to %llu", t->name,
+			  when, (unsigned long long)p.bytes_submitted,
+			  (unsigned long long)t->bytes_submitted);
+	if (p.bytes_done < t->bytes_done || p.bytes_done > p.bytes_submitted)
 		test_fail("%s %s: progress.bytes_done %llu not in [reaped done %llu, total %llu]",
 			  t->name, when, (unsigned long long)p.bytes_done,
-			  (unsigned long long)t->bytes_done, (unsigned long long)p.bytes_total);
+			  (unsigned long long)t->bytes_done, (unsigned long long)p.bytes_submitted);
 	if (p.cancelled < t->cancelled)
 		test_fail("%s %s: progress.cancelled %llu < %llu reaped as cancelled", t->name,
 			  when, (unsigned long long)p.cancelled, (unsigned long long)t->cancelled);
-	for (i = 0; i < ARRAY_SIZE(p.reserved); i++)
-		if (p.reserved[i])
-			test_fail("%s %s: progress.reserved[%zu] = %llu", t->name, when, i,
-				  (unsigned long long)p.reserved[i]);
+	if (p.pad0 || p.struct_size != sizeof(p))
+		test_fail("%s %s: progress.pad0 %u, struct_size %u", t->name, when, p.pad0,
+			  p.struct_size);
 	if (idle) {
 		if (p.completed != t->reaped)
 			test_fail("%s %s: progress.completed %llu, all %llu ranges reaped", t->name,
@@ -401,7 +399,6 @@ static void take_done(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 	uint64_t idx = d->user_data & 0xffffffffull;
 	char desc[200];
 	struct xio *e;
-	size_t i;
 
 	t->reaped++;
 	if ((d->user_data >> 32) != tag || idx >= n) {
@@ -425,10 +422,9 @@ static void take_done(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 		t->cancelled++;
 	if (d->res == -EOPNOTSUPP)
 		t->unsupp++;
-	for (i = 0; i < ARRAY_SIZE(d->reserved); i++)
-		if (d->reserved[i])
-			test_fail("%s: %s: done.reserved[%zu] = %llu", t->name, desc, i,
-				  (unsigned long long)d->reserved[i]);
+	if (d->pad0 || d->struct_size != sizeof(*d))
+		test_fail("%s: %s: done.pad0 %u, struct_size %u", t->name, desc, d->pad0,
+			  d->struct_size);
 	if (d->done > e->io.len || d->unaligned > d->done)
 		test_fail("%s: %s: done %llu unaligned %llu (len %llu)", t->name, desc,
 			  (unsigned long long)d->done, (unsigned long long)d->unaligned,
@@ -441,12 +437,12 @@ static void take_done(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 			test_fail("%s: %s: done.path %d is not a data path", t->name, desc,
 				  d->path);
 		if (d->res > 0 && e->path != DMAIO_PATH_AUTO && e->nofb &&
-		    (d->path != e->path || d->fallbacks))
+		    ((int)d->path != (int)e->path || d->fallbacks))
 			test_fail("%s: %s: served by %s with %u fallbacks; forced %s, no fallback",
 				  t->name, desc, test_pname(d->path), d->fallbacks,
 				  test_pname(e->path));
 		if (d->res > 0 && e->path != DMAIO_PATH_AUTO && !d->fallbacks &&
-		    d->path != e->path)
+		    (int)d->path != (int)e->path)
 			test_fail("%s: %s: served by %s with no fallback, %s was forced", t->name,
 				  desc, test_pname(d->path), test_pname(e->path));
 	} else if (d->res == -EOPNOTSUPP && e->may_unsupp) {
@@ -470,27 +466,28 @@ static void take_done(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 static int reap_some(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag, unsigned min,
 		     int timeout_ms, unsigned max)
 {
-	struct dmaio_done out[REAP_MAX];
+	struct dmaio_done out[REAP_MAX] = { { .struct_size = sizeof(struct dmaio_done) } };
 	uint64_t outstanding = t->accepted - t->reaped;
 	int r, i;
 
 	if (max > REAP_MAX)
 		max = REAP_MAX;
 	memset(out, 0x5a, sizeof(out));
-	r = dmaio_reap(t->q, out, max, min, timeout_ms);
+	out[0].struct_size = sizeof(out[0]);
+	r = dmaio_queue_reap(t->q, out, max, min, timeout_ms);
 	if (r < 0) {
-		test_fail("%s: dmaio_reap(max %u, min %u, %d ms) = %s with %llu ranges outstanding",
+		test_fail("%s: dmaio_queue_reap(max %u, min %u, %d ms) = %s with %llu ranges outstanding",
 			  t->name, max, min, timeout_ms, test_errname(r),
 			  (unsigned long long)outstanding);
 		return -1;
 	}
 	if ((unsigned)r > max || (uint64_t)r > outstanding) {
-		test_fail("%s: dmaio_reap(max %u) = %d with %llu outstanding", t->name, max, r,
+		test_fail("%s: dmaio_queue_reap(max %u) = %d with %llu outstanding", t->name, max, r,
 			  (unsigned long long)outstanding);
 		return -1;
 	}
 	if ((unsigned)r < min && outstanding >= min)
-		test_fail("%s: dmaio_reap(min %u, %d ms) = %d with %llu outstanding", t->name, min,
+		test_fail("%s: dmaio_queue_reap(min %u, %d ms) = %d with %llu outstanding", t->name, min,
 			  timeout_ms, r, (unsigned long long)outstanding);
 	for (i = 0; i < r; i++)
 		take_done(t, x, n, tag, &out[i]);
@@ -504,7 +501,7 @@ static int reap_some(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag, 
  */
 static bool run_queue(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag, struct rng *rg)
 {
-	struct dmaio_io ios[64];
+	struct dmaio_io ios[64] = { { .struct_size = sizeof(struct dmaio_io) } };
 	unsigned next = 0, i, b;
 	bool ok = true;
 	int r;
@@ -519,31 +516,31 @@ static bool run_queue(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 			b = n - next;
 		for (i = 0; i < b; i++)
 			ios[i] = x[next + i].io;
-		r = dmaio_submit(t->q, ios, b);
+		r = dmaio_queue_submit(t->q, ios, b);
 		if (r == -EAGAIN || (r >= 0 && (unsigned)r < b)) {
 			uint64_t held = t->accepted - t->reaped + (r > 0 ? (unsigned)r : 0);
 
 			t->nfull++;
 			if (held != t->cap)
-				test_fail("%s: dmaio_submit(%u) = %s with %llu ranges held, "
+				test_fail("%s: dmaio_queue_submit(%u) = %s with %llu ranges held, "
 					  "capacity %u",
 					  t->name, b, test_errname(r), (unsigned long long)held,
 					  t->cap);
 			if (r == 0)
-				test_fail("%s: dmaio_submit(%u) = 0 (a full queue gives -EAGAIN)",
+				test_fail("%s: dmaio_queue_submit(%u) = 0 (a full queue gives -EAGAIN)",
 					  t->name, b);
 		} else if (r < 0) {
 			char desc[200];
 
 			describe(&x[next], desc, sizeof(desc));
-			test_fail("%s: dmaio_submit(%u ranges, first: %s) = %s", t->name, b, desc,
+			test_fail("%s: dmaio_queue_submit(%u ranges, first: %s) = %s", t->name, b, desc,
 				  test_errname(r));
 			ok = false;
 			break;
 		}
 		if (r > 0) {
 			for (i = 0; i < (unsigned)r; i++)
-				t->bytes_total += x[next + i].io.len;
+				t->bytes_submitted += x[next + i].io.len;
 			t->accepted += (unsigned)r;
 			next += (unsigned)r;
 		}
@@ -569,7 +566,7 @@ static bool run_queue(struct qtrack *t, struct xio *x, unsigned n, uint64_t tag,
 	}
 	if (!ok) {
 		/* leave the queue empty for the next user */
-		dmaio_cancel(t->q, 0, DMAIO_CANCEL_ALL);
+		dmaio_queue_cancel(t->q, 0, DMAIO_CANCEL_ALL);
 		while (t->accepted > t->reaped &&
 		       reap_some(t, x, n, tag, 1, REAP_TIMEOUT_MS, REAP_MAX) > 0)
 			;
@@ -596,6 +593,7 @@ static void xio_set(struct xio *x, uint32_t op, int path, bool nofb, struct qbuf
 		    uint64_t boff, struct qfile *f, int fi, int64_t foff, uint64_t len)
 {
 	memset(x, 0, sizeof(*x));
+	x->io.struct_size = sizeof(x->io);
 	x->io.op = op;
 	x->io.flags = path == DMAIO_PATH_AUTO ? 0 :
 		      DMAIO_RW_PATH(path) | (nofb ? DMAIO_RW_NO_FALLBACK : 0);
@@ -1018,7 +1016,7 @@ static void test_random(void **state)
 static void test_once(void **state)
 {
 	unsigned before = test_failures(), n = args.quick ? 1000 : 6000, i, next = 0, rounds = 0;
-	struct dmaio_done out[16];
+	struct dmaio_done out[16] = { { .struct_size = sizeof(struct dmaio_done) } };
 	struct qtrack t;
 	struct qbuf b;
 	struct qfile f;
@@ -1055,20 +1053,20 @@ static void test_once(void **state)
 		unsigned bsz = 1 + (unsigned)rndn(&rg, 7);
 
 		if (next < n) {
-			struct dmaio_io ios[8];
+			struct dmaio_io ios[8] = { { .struct_size = sizeof(struct dmaio_io) } };
 
 			if (bsz > n - next)
 				bsz = n - next;
 			for (i = 0; i < bsz; i++)
 				ios[i] = x[next + i].io;
-			r = dmaio_submit(t.q, ios, bsz);
+			r = dmaio_queue_submit(t.q, ios, bsz);
 			if (r > 0) {
 				for (i = 0; i < (unsigned)r; i++)
-					t.bytes_total += x[next + i].io.len;
+					t.bytes_submitted += x[next + i].io.len;
 				next += (unsigned)r;
 				t.accepted += (unsigned)r;
 			} else if (r != -EAGAIN) {
-				test_fail("once: dmaio_submit(%u) = %s", bsz, test_errname(r));
+				test_fail("once: dmaio_queue_submit(%u) = %s", bsz, test_errname(r));
 				break;
 			}
 			progress_check(&t, "after a submit", false);
@@ -1077,9 +1075,9 @@ static void test_once(void **state)
 			unsigned mx = 1 + (unsigned)rndn(&rg, ARRAY_SIZE(out));
 			unsigned mn = next == n || t.accepted - t.reaped == t.cap ? 1 : 0;
 
-			r = dmaio_reap(t.q, out, mx, mn, REAP_TIMEOUT_MS);
+			r = dmaio_queue_reap(t.q, out, mx, mn, REAP_TIMEOUT_MS);
 			if (r < 0 || (unsigned)r > mx) {
-				test_fail("once: dmaio_reap(max %u, min %u) = %s", mx, mn,
+				test_fail("once: dmaio_queue_reap(max %u, min %u) = %s", mx, mn,
 					  test_errname(r));
 				break;
 			}
@@ -1094,13 +1092,13 @@ static void test_once(void **state)
 			test_fail("once: range %u (user_data 0x%llx) completed %u times", i,
 				  (unsigned long long)x[i].io.user_data, x[i].seen);
 	progress_check(&t, "at the end", true);
-	/* the queue is empty: nothing more comes, and waiting for one times out */
-	r = dmaio_reap(t.q, out, 16, 0, 0);
+	/* the queue is empty: nothing more comes, and waiting for one says there is none */
+	r = dmaio_queue_reap(t.q, out, 16, 0, 0);
 	if (r != 0)
 		test_fail("once: reap of a drained queue = %s", test_errname(r));
-	r = dmaio_reap(t.q, out, 16, 1, 20);
-	if (r != -ETIME)
-		test_fail("once: reap(min 1, 20 ms) of a drained queue = %s, expected -ETIME",
+	r = dmaio_queue_reap(t.q, out, 16, 1, 20);
+	if (r != -ENODATA)
+		test_fail("once: reap(min 1, 20 ms) of a drained queue = %s, expected -ENODATA",
 			  test_errname(r));
 	printf("# once: %u ranges, %u loop rounds, %.2f s\n", n, rounds, test_now() - t0);
 	dmaio_queue_free(t.q);
@@ -1136,13 +1134,16 @@ static void mk_flagall(struct dmaio_io *io) { io->flags = ~0u; }
 static void mk_flagnot(struct dmaio_io *io) { io->flags = ~DMAIO_RW_FLAGS_ALL; }
 static void mk_path7(struct dmaio_io *io) { io->flags = DMAIO_RW_PATH(7); }
 static void mk_path15(struct dmaio_io *io) { io->flags = DMAIO_RW_PATH(15) | DMAIO_RW_NO_FALLBACK; }
-static void mk_res0(struct dmaio_io *io) { io->reserved[0] = 1; }
-static void mk_res1(struct dmaio_io *io) { io->reserved[1] = 1ull << 63; }
+static void mk_path17(struct dmaio_io *io) { io->flags = DMAIO_RW_PATH(17); }
+static void mk_pathmax(struct dmaio_io *io) { io->flags = DMAIO_RW_PATH(0xffff); }
+static void mk_pad0(struct dmaio_io *io) { io->pad0 = 1; }
+static void mk_size0(struct dmaio_io *io) { io->struct_size = 0; }
+static void mk_sizesmall(struct dmaio_io *io) { io->struct_size = DMAIO_SIZE_IO - 8; }
 static void mk_nobuf(struct dmaio_io *io) { io->buf = NULL; }
 static void mk_nofile(struct dmaio_io *io) { io->file = NULL; }
-static void mk_neg1(struct dmaio_io *io) { io->file_off = -1; }
-static void mk_negmin(struct dmaio_io *io) { io->file_off = INT64_MIN; }
-static void mk_negpage(struct dmaio_io *io) { io->file_off = -4096; io->len = 0; }
+static void mk_neg1(struct dmaio_io *io) { io->file_off = UINT64_MAX; }
+static void mk_negmin(struct dmaio_io *io) { io->file_off = (uint64_t)INT64_MAX + 1; }
+static void mk_negpage(struct dmaio_io *io) { io->file_off = (uint64_t)-4096; io->len = 0; }
 static void mk_past1(struct dmaio_io *io) { io->buf_off = B.bsize; io->len = 1; }
 static void mk_past2(struct dmaio_io *io) { io->buf_off = B.bsize + 1; io->len = 0; }
 static void mk_past3(struct dmaio_io *io) { io->buf_off = 0; io->len = B.bsize + 1; }
@@ -1168,13 +1169,16 @@ static const struct bcase bcases[] = {
 	{ "flags ~DMAIO_RW_FLAGS_ALL", -EINVAL, 0, mk_flagnot },
 	{ "path 7", -EINVAL, 0, mk_path7 },
 	{ "path 15 + no fallback", -EINVAL, 0, mk_path15 },
-	{ "reserved[0] = 1", -EINVAL, 0, mk_res0 },
-	{ "reserved[1] = 1<<63", -EINVAL, 0, mk_res1 },
+	{ "path 17 (no such path, never another one)", -EINVAL, 0, mk_path17 },
+	{ "path 0xffff", -EINVAL, 0, mk_pathmax },
+	{ "pad0 = 1", -EINVAL, 0, mk_pad0 },
+	{ "struct_size 0", -EINVAL, 0, mk_size0 },
+	{ "struct_size below 1.0", -EINVAL, 0, mk_sizesmall },
 	{ "buf NULL", -EINVAL, 0, mk_nobuf },
 	{ "file NULL", -EINVAL, 0, mk_nofile },
-	{ "file_off -1", -EINVAL, 0, mk_neg1 },
-	{ "file_off INT64_MIN", -EINVAL, 0, mk_negmin },
-	{ "file_off -4096, len 0", -EINVAL, 0, mk_negpage },
+	{ "file_off UINT64_MAX", -EOVERFLOW, 0, mk_neg1 },
+	{ "file_off INT64_MAX + 1", -EOVERFLOW, 0, mk_negmin },
+	{ "file_off 2^64 - 4096, len 0", -EOVERFLOW, 0, mk_negpage },
 	{ "buf_off size, len 1", -EINVAL, 0, mk_past1 },
 	{ "buf_off size+1, len 0", -EINVAL, 0, mk_past2 },
 	{ "len size+1", -EINVAL, 0, mk_past3 },
@@ -1211,9 +1215,9 @@ static void test_batch(void **state)
 {
 	unsigned before = test_failures(), c, k, i;
 	const unsigned ks[] = { 0, 3, BATCH - 1 };
-	struct dmaio_progress p0, p1;
-	struct dmaio_io ios[BATCH];
-	struct dmaio_done out[8];
+	struct dmaio_progress p0 = { .struct_size = sizeof(struct dmaio_progress) }, p1 = { .struct_size = sizeof(struct dmaio_progress) };
+	struct dmaio_io ios[BATCH] = { { .struct_size = sizeof(struct dmaio_io) } };
+	struct dmaio_done out[8] = { { .struct_size = sizeof(struct dmaio_done) } };
 	struct dmaio_ctx *ctx2 = NULL;
 	struct qfile f, wf;
 	struct qbuf b, ob;
@@ -1234,7 +1238,7 @@ static void test_batch(void **state)
 	B.f[F_RO] = open_reg(ctx, f.path, O_RDONLY);
 	B.f[F_WO] = open_reg(ctx, f.path, O_WRONLY);
 	B.f[F_APP] = open_reg(ctx, f.path, O_RDWR | O_APPEND);
-	assert_int_equal(dmaio_ctx_new(&ctx2), 0);
+	assert_int_equal(dmaio_ctx_new(0, &ctx2), 0);
 	rc = qbuf_alloc(&ob, ctx2, 64 * KiB, 0);
 	if (rc)
 		fail_msg("dmaio_alloc in a second context = %s", test_errname(rc));
@@ -1262,11 +1266,11 @@ static void test_batch(void **state)
 				ios[i].user_data = 0xbad0000000000000ull | c << 8 | i;
 			}
 			bcases[c].mk(&ios[ks[k]]);
-			assert_int_equal(dmaio_queue_progress(t.q, &p0), 0);
-			rc = dmaio_submit(t.q, ios, BATCH);
-			assert_int_equal(dmaio_queue_progress(t.q, &p1), 0);
+			assert_int_equal(dmaio_queue_get_progress(t.q, &p0), 0);
+			rc = dmaio_queue_submit(t.q, ios, BATCH);
+			assert_int_equal(dmaio_queue_get_progress(t.q, &p1), 0);
 			if (rc != bcases[c].err && (!bcases[c].err2 || rc != bcases[c].err2))
-				test_fail("batch: range %u of %u is \"%s\": dmaio_submit = %s, "
+				test_fail("batch: range %u of %u is \"%s\": dmaio_queue_submit = %s, "
 					  "expected "
 					  "%s", ks[k], BATCH, bcases[c].name, test_errname(rc),
 					  test_errname(bcases[c].err));
@@ -1275,7 +1279,7 @@ static void test_batch(void **state)
 					  "%llu -> %llu)", bcases[c].name, ks[k],
 					  (unsigned long long)p0.submitted,
 					  (unsigned long long)p1.submitted);
-			rc = dmaio_reap(t.q, out, 8, 0, 0);
+			rc = dmaio_queue_reap(t.q, out, 8, 0, 0);
 			if (rc != 0)
 				test_fail(
 					"batch: \"%s\" at %u: a reap after the refused batch = %s",
@@ -1285,18 +1289,18 @@ static void test_batch(void **state)
 		}
 	}
 	/* the queue-level checks */
-	rc = dmaio_submit(NULL, ios, 1);
+	rc = dmaio_queue_submit(NULL, ios, 1);
 	if (rc != -EINVAL)
-		test_fail("batch: dmaio_submit(NULL queue) = %s", test_errname(rc));
-	rc = dmaio_submit(t.q, NULL, 1);
+		test_fail("batch: dmaio_queue_submit(NULL queue) = %s", test_errname(rc));
+	rc = dmaio_queue_submit(t.q, NULL, 1);
 	if (rc != -EINVAL)
-		test_fail("batch: dmaio_submit(ios NULL, n 1) = %s", test_errname(rc));
-	rc = dmaio_submit(t.q, NULL, 0);
+		test_fail("batch: dmaio_queue_submit(ios NULL, n 1) = %s", test_errname(rc));
+	rc = dmaio_queue_submit(t.q, NULL, 0);
 	if (rc != 0)
-		test_fail("batch: dmaio_submit(ios NULL, n 0) = %s, expected 0", test_errname(rc));
-	rc = dmaio_submit(t.q, ios, 0);
+		test_fail("batch: dmaio_queue_submit(ios NULL, n 0) = %s, expected 0", test_errname(rc));
+	rc = dmaio_queue_submit(t.q, ios, 0);
 	if (rc != 0)
-		test_fail("batch: dmaio_submit(n 0) = %s, expected 0", test_errname(rc));
+		test_fail("batch: dmaio_queue_submit(n 0) = %s, expected 0", test_errname(rc));
 	progress_check(&t, "after the refused batches", true);
 
 	/* nothing of the refused batches ran: the buffer and the write's file are untouched */
@@ -1357,18 +1361,18 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 		ios[i] = x[i].io;
 	}
 	/* one batch larger than the queue: the count accepted */
-	r = dmaio_submit(t.q, ios, n);
+	r = dmaio_queue_submit(t.q, ios, n);
 	if (r != (int)cap)
-		test_fail("%s: dmaio_submit(%u) = %s, expected %u", name, n, test_errname(r), cap);
+		test_fail("%s: dmaio_queue_submit(%u) = %s, expected %u", name, n, test_errname(r), cap);
 	if (r > 0) {
 		for (i = 0; i < (unsigned)r; i++)
-			t.bytes_total += len;
+			t.bytes_submitted += len;
 		t.accepted = (unsigned)r;
 	}
 	/* full: -EAGAIN, nothing accepted */
-	r = dmaio_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
+	r = dmaio_queue_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
 	if (r != -EAGAIN)
-		test_fail("%s: dmaio_submit on a full queue = %s, expected -EAGAIN", name,
+		test_fail("%s: dmaio_queue_submit on a full queue = %s, expected -EAGAIN", name,
 			  test_errname(r));
 	if (r > 0)
 		t.accepted += (unsigned)r;
@@ -1377,17 +1381,17 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 		/* reap exactly 2: room for exactly 2 */
 		r = reap_some(&t, x, n, 5, 2, REAP_TIMEOUT_MS, 2);
 		if (r == 2) {
-			r = dmaio_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
+			r = dmaio_queue_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
 			if (r != 2)
-				test_fail("%s: after reaping 2, dmaio_submit(%u) = %s, expected 2",
+				test_fail("%s: after reaping 2, dmaio_queue_submit(%u) = %s, expected 2",
 					  name, n - (unsigned)t.accepted, test_errname(r));
 			if (r > 0) {
-				t.bytes_total += (unsigned)r * len;
+				t.bytes_submitted += (unsigned)r * len;
 				t.accepted += (unsigned)r;
 			}
-			r = dmaio_submit(t.q, ios + t.accepted, 1);
+			r = dmaio_queue_submit(t.q, ios + t.accepted, 1);
 			if (r != -EAGAIN)
-				test_fail("%s: full again, dmaio_submit(1) = %s, expected -EAGAIN",
+				test_fail("%s: full again, dmaio_queue_submit(1) = %s, expected -EAGAIN",
 					  name, test_errname(r));
 			if (r > 0)
 				t.accepted += (unsigned)r;
@@ -1397,12 +1401,12 @@ static void full_case(struct qbuf *b, struct qfile *f, unsigned depth, uint64_t 
 		       reap_some(&t, x, n, 5, 1, REAP_TIMEOUT_MS, REAP_MAX) > 0)
 			;
 		if (t.accepted < n) {
-			r = dmaio_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
+			r = dmaio_queue_submit(t.q, ios + t.accepted, n - (unsigned)t.accepted);
 			if (r != (int)(n - t.accepted))
-				test_fail("%s: on an empty queue dmaio_submit(%u) = %s", name,
+				test_fail("%s: on an empty queue dmaio_queue_submit(%u) = %s", name,
 					  n - (unsigned)t.accepted, test_errname(r));
 			if (r > 0) {
-				t.bytes_total += (unsigned)r * len;
+				t.bytes_submitted += (unsigned)r * len;
 				t.accepted += (unsigned)r;
 			}
 		}
@@ -1462,7 +1466,7 @@ static int poll_in(int fd, int timeout_ms)
 /* After draining, an idle queue must stop polling readable (a spurious wake-up or two allowed). */
 static void check_idle(struct qtrack *t, int qfd, const char *when)
 {
-	struct dmaio_done out[4];
+	struct dmaio_done out[4] = { { .struct_size = sizeof(struct dmaio_done) } };
 	int i, r;
 
 	for (i = 0; i < 4; i++) {
@@ -1473,7 +1477,7 @@ static void check_idle(struct qtrack *t, int qfd, const char *when)
 			test_fail("poll: poll(queue fd) %s = %s", when, test_errname(r));
 			return;
 		}
-		r = dmaio_reap(t->q, out, 4, 0, 0);
+		r = dmaio_queue_reap(t->q, out, 4, 0, 0);
 		if (r != 0) {
 			test_fail("poll: %s, the queue fd was readable and reap returned %s", when,
 				  test_errname(r));
@@ -1487,7 +1491,7 @@ static void test_poll(void **state)
 {
 	unsigned before = test_failures(), n = args.quick ? 60 : 200, i, loops = 0, empty = 0,
 		 round;
-	struct dmaio_done out[REAP_MAX];
+	struct dmaio_done out[REAP_MAX] = { { .struct_size = sizeof(struct dmaio_done) } };
 	struct layout l;
 	struct qtrack t;
 	struct qbuf b;
@@ -1552,19 +1556,19 @@ static void test_poll(void **state)
 		i = 0;
 		while ((i < n || t.accepted > t.reaped) && test_failures() == before) {
 			if (i < n) {
-				struct dmaio_io ios[32];
+				struct dmaio_io ios[32] = { { .struct_size = sizeof(struct dmaio_io) } };
 				unsigned m = n - i < 32 ? n - i : 32, j;
 
 				for (j = 0; j < m; j++)
 					ios[j] = x[i + j].io;
-				r = dmaio_submit(t.q, ios, m);
+				r = dmaio_queue_submit(t.q, ios, m);
 				if (r > 0) {
 					for (j = 0; j < (unsigned)r; j++)
-						t.bytes_total += x[i + j].io.len;
+						t.bytes_submitted += x[i + j].io.len;
 					t.accepted += (unsigned)r;
 					i += (unsigned)r;
 				} else if (r != -EAGAIN) {
-					test_fail("poll: dmaio_submit = %s", test_errname(r));
+					test_fail("poll: dmaio_queue_submit = %s", test_errname(r));
 					break;
 				}
 			}
@@ -1576,14 +1580,15 @@ static void test_poll(void **state)
 				break;
 			}
 			if (r == 0) {
-				struct dmaio_progress pg;
+				struct dmaio_progress pg = { .struct_size = sizeof(struct dmaio_progress) };
 
 				memset(&pg, 0, sizeof(pg));
-				dmaio_queue_progress(t.q, &pg);
-				r = dmaio_reap(t.q, out, REAP_MAX, 0, 0);
+				pg.struct_size = sizeof(pg);
+				dmaio_queue_get_progress(t.q, &pg);
+				r = dmaio_queue_reap(t.q, out, REAP_MAX, 0, 0);
 				test_fail("poll: round %u: the queue fd not readable in 10 s with "
 					  "%llu ranges outstanding (progress: %llu completed, %llu "
-					  "reaped); then dmaio_reap(min 0, timeout 0) = %s",
+					  "reaped); then dmaio_queue_reap(min 0, timeout 0) = %s",
 					  round, (unsigned long long)(t.accepted - t.reaped),
 					  (unsigned long long)pg.completed,
 					  (unsigned long long)pg.reaped, test_errname(r));
@@ -1591,9 +1596,9 @@ static void test_poll(void **state)
 					take_done(&t, x, n, 10 + round, &out[k]);
 				break;
 			}
-			r = dmaio_reap(t.q, out, REAP_MAX, 0, 0);
+			r = dmaio_queue_reap(t.q, out, REAP_MAX, 0, 0);
 			if (r < 0) {
-				test_fail("poll: dmaio_reap(min 0, timeout 0) = %s",
+				test_fail("poll: dmaio_queue_reap(min 0, timeout 0) = %s",
 					  test_errname(r));
 				break;
 			}
@@ -1741,13 +1746,13 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 	posix_fadvise(f->vfd, 0, 0, POSIX_FADV_DONTNEED);
 	for (i = 0; i < n; i++)
 		x[i].may_cancel = mode == CANCEL_ALL || (mode == CANCEL_ONE && i == one);
-	r = dmaio_submit(t->q, ios, n);
+	r = dmaio_queue_submit(t->q, ios, n);
 	if (r != (int)n) {
-		test_fail("cancel: dmaio_submit(%u) = %s (queue capacity %u)", n, test_errname(r),
+		test_fail("cancel: dmaio_queue_submit(%u) = %s (queue capacity %u)", n, test_errname(r),
 			  t->cap);
 		if (r > 0)
 			t->accepted += (unsigned)r;
-		dmaio_cancel(t->q, 0, DMAIO_CANCEL_ALL);
+		dmaio_queue_cancel(t->q, 0, DMAIO_CANCEL_ALL);
 		while (t->accepted > t->reaped &&
 		       reap_some(t, x, n, tag, 1, REAP_TIMEOUT_MS, REAP_MAX) > 0)
 			;
@@ -1756,16 +1761,16 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 		return 0;
 	}
 	for (i = 0; i < n; i++)
-		t->bytes_total += x[i].io.len;
+		t->bytes_submitted += x[i].io.len;
 	t->accepted += n;
 	if (mode == CANCEL_ALL)
-		cr = dmaio_cancel(t->q, 0, DMAIO_CANCEL_ALL);
+		cr = dmaio_queue_cancel(t->q, 0, DMAIO_CANCEL_ALL);
 	else if (mode == CANCEL_ONE)
-		cr = dmaio_cancel(t->q, x[one].io.user_data, 0);
+		cr = dmaio_queue_cancel(t->q, x[one].io.user_data, 0);
 	else
 		cr = 0;
 	if (cr < 0 || (unsigned)cr > (mode == CANCEL_ALL ? n : 1))
-		test_fail("cancel: dmaio_cancel(%s) = %s with %u ranges",
+		test_fail("cancel: dmaio_queue_cancel(%s) = %s with %u ranges",
 			  mode == CANCEL_ALL ? "all" : "one", test_errname(cr), n);
 	while (t->accepted > t->reaped &&
 	       reap_some(t, x, n, tag, 1, REAP_TIMEOUT_MS, REAP_MAX) > 0)
@@ -1777,7 +1782,7 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 			ncanc++;
 	}
 	if (cr >= 0 && ncanc != (unsigned)cr)
-		test_fail("cancel: dmaio_cancel said %d cancelled, %u completions are -ECANCELED",
+		test_fail("cancel: dmaio_queue_cancel said %d cancelled, %u completions are -ECANCELED",
 			  cr, ncanc);
 	progress_check(t, "after cancelling", true);
 
@@ -1850,7 +1855,7 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 static void test_cancel(void **state)
 {
 	unsigned before = test_failures(), i, ones = 0, all_canc = 0;
-	struct dmaio_done out[4];
+	struct dmaio_done out[4] = { { .struct_size = sizeof(struct dmaio_done) } };
 	struct qtrack t, t2;
 	struct qbuf b;
 	struct qfile f, wf;
@@ -1865,12 +1870,12 @@ static void test_cancel(void **state)
 	assert_int_equal(qtrack_new(&t, ctx, 32, "cancel"), 0); /* holds 128 */
 
 	/* cancelling an empty queue cancels nothing */
-	r = dmaio_cancel(t.q, 0, DMAIO_CANCEL_ALL);
+	r = dmaio_queue_cancel(t.q, 0, DMAIO_CANCEL_ALL);
 	if (r != 0)
-		test_fail("cancel: dmaio_cancel(all) of an empty queue = %s", test_errname(r));
-	r = dmaio_cancel(t.q, 12345, 0);
+		test_fail("cancel: dmaio_queue_cancel(all) of an empty queue = %s", test_errname(r));
+	r = dmaio_queue_cancel(t.q, 12345, 0);
 	if (r != 0)
-		test_fail("cancel: dmaio_cancel(12345) of an empty queue = %s", test_errname(r));
+		test_fail("cancel: dmaio_queue_cancel(12345) of an empty queue = %s", test_errname(r));
 
 	for (i = 0; i < (args.quick ? 2u : 4u) && test_failures() == before; i++) {
 		r = cancel_round(&t, &b, &f, &wf, 120, 256 * KiB, CANCEL_ALL, 100 + i, &rg);
@@ -1879,7 +1884,7 @@ static void test_cancel(void **state)
 	}
 	if (test_failures() == before && all_canc == 0)
 		test_fail("cancel: DMAIO_CANCEL_ALL right after submitting 120 ranges never "
-			  "cancelled any (does dmaio_submit wait for I/O?)");
+			  "cancelled any (does dmaio_queue_submit wait for I/O?)");
 	/* the queue works normally after a cancellation */
 	if (test_failures() == before)
 		cancel_round(&t, &b, &f, &wf, 40, 64 * KiB, CANCEL_NONE, 200, &rg);
@@ -1891,21 +1896,21 @@ static void test_cancel(void **state)
 			if (r == 1)
 				ones++;
 		}
-		r = dmaio_cancel(t2.q, 300ull << 32 | 7, 0);
+		r = dmaio_queue_cancel(t2.q, 300ull << 32 | 7, 0);
 		if (r != 0)
-			test_fail("cancel: dmaio_cancel of a reaped range's user_data = %s",
+			test_fail("cancel: dmaio_queue_cancel of a reaped range's user_data = %s",
 				  test_errname(r));
 		if (test_failures() == before && ones == 0)
 			test_fail("cancel: cancelling the last of 8 ranges of 2 MiB (queue depth "
 				  "2) right after submitting never cancelled it");
-		r = dmaio_reap(t2.q, out, 4, 0, 0);
+		r = dmaio_queue_reap(t2.q, out, 4, 0, 0);
 		if (r != 0)
 			test_fail("cancel: reap after everything = %s", test_errname(r));
 		dmaio_queue_free(t2.q);
 	}
 	/* a queue freed with ranges in flight: no hang, no crash, buffers and files usable */
 	if (test_failures() == before) {
-		struct dmaio_io ios[16];
+		struct dmaio_io ios[16] = { { .struct_size = sizeof(struct dmaio_io) } };
 
 		qbuf_fill(&b, 0, b.size, SEED_GUARD);
 		assert_int_equal(qtrack_new(&t2, ctx, 4, "free-busy"), 0);
@@ -1916,9 +1921,9 @@ static void test_cancel(void **state)
 				0, (int64_t)(i * 300 * KiB), 512 * KiB);
 			ios[i] = x.io;
 		}
-		r = dmaio_submit(t2.q, ios, 16);
+		r = dmaio_queue_submit(t2.q, ios, 16);
 		if (r != 16)
-			test_fail("free-busy: dmaio_submit(16) = %s", test_errname(r));
+			test_fail("free-busy: dmaio_queue_submit(16) = %s", test_errname(r));
 		dmaio_queue_free(t2.q);
 		/* nothing may write after the free: the buffer keeps what it has now */
 		{
@@ -2009,16 +2014,16 @@ static void emfile_fn(void *p)
 static void test_args(void **state)
 {
 	unsigned before = test_failures();
-	struct dmaio_file_info fi;
-	struct dmaio_progress pr;
-	struct dmaio_done out[4];
+	struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) };
+	struct dmaio_progress pr = { .struct_size = sizeof(struct dmaio_progress) };
+	struct dmaio_done out[4] = { { .struct_size = sizeof(struct dmaio_done) } };
 	struct dmaio_queue *q = NULL, *q2 = NULL;
 	struct dmaio_file *f = NULL, *fro = NULL, *fwo = NULL, *fapp = NULL, *fo = NULL;
 	struct dmaio_ctx *ctx2 = NULL;
 	struct emfile_arg ea;
 	struct qbuf b, ob;
 	struct qfile qf;
-	struct dmaio_io io;
+	struct dmaio_io io = { .struct_size = sizeof(struct dmaio_io) };
 	struct xio x;
 	int pfd[2], sfd[2], fd, efd, dfd, r;
 	unsigned depth;
@@ -2055,68 +2060,59 @@ static void test_args(void **state)
 	dmaio_queue_free(NULL);
 	assert_int_equal(dmaio_queue_new(ctx, 4, 0, &q), 0);
 
-	/* -ETIME: min 1 on an empty queue, 50 ms */
-	t0 = test_now();
-	r = dmaio_reap(q, out, 4, 1, 50);
-	dt = test_now() - t0;
-	if (r != -ETIME)
-		test_fail("args: dmaio_reap(min 1, 50 ms) of an empty queue = %s, expected -ETIME",
-			  test_errname(r));
-	if (dt > 2.0)
-		test_fail("args: dmaio_reap(min 1, 50 ms) took %.3f s", dt);
-	printf("# args: dmaio_reap(min 1, 50 ms) of an empty queue: %s after %.1f ms\n",
-	       test_errname(r), dt * 1000);
-	/* timeout 0 does not wait: -ETIME or 0 (fewer ranges in the queue than min) */
-	r = dmaio_reap(q, out, 4, 1, 0);
-	if (r != -ETIME && r != 0)
-		test_fail("args: dmaio_reap(min 1, 0 ms) of an empty queue = %s", test_errname(r));
-	/* an endless wait on an empty queue must not hang: nothing can ever come */
-	t0 = test_now();
-	r = dmaio_reap(q, out, 4, 1, -1);
-	dt = test_now() - t0;
-	if ((r != -ETIME && r != 0) || dt > 2.0)
-		test_fail("args: dmaio_reap(min 1, -1) of an empty queue = %s after %.3f s",
-			  test_errname(r), dt);
-	EXPECT(dmaio_reap(q, out, 4, 0, 0), 0);
-	EXPECT(dmaio_reap(q, out, 4, 0, 50), 0);
+	/* -ENODATA: min 1 on a queue that holds no range, whatever the timeout, at once (a
+	 * loop waiting for completions that can never come sees an error, not a timeout) */
+	for (int k = 0; k < 3; k++) {
+		static const int tmo[3] = { 50, 0, -1 };
 
-	/* dmaio_reap, dmaio_cancel, dmaio_queue_fd, dmaio_queue_progress: arguments, while a
+		t0 = test_now();
+		r = dmaio_queue_reap(q, out, 4, 1, tmo[k]);
+		dt = test_now() - t0;
+		if (r != -ENODATA || dt > 1.0)
+			test_fail("args: dmaio_queue_reap(min 1, %d ms) of an empty queue = %s after "
+				  "%.3f s, expected -ENODATA at once", tmo[k], test_errname(r), dt);
+	}
+	EXPECT(dmaio_queue_reap(q, out, 4, 0, 0), 0);
+	EXPECT(dmaio_queue_reap(q, out, 4, 0, 50), 0);
+
+	/* dmaio_queue_reap, dmaio_queue_cancel, dmaio_queue_fd, dmaio_queue_get_progress: arguments, while a
 	 * completion waits (a refused call must not take it) */
 	qbuf_fill(&b, 0, b.size, SEED_GUARD);
 	xio_set(&x, DMAIO_OP_READ, DMAIO_PATH_AUTO, false, &b, 0, 100, &qf, 0, 65536 - 995, 1000);
 	x.io.user_data = 42;
-	EXPECT(dmaio_submit(q, &x.io, 1), 1);
-	EXPECT(dmaio_reap(NULL, out, 4, 0, 0), -EINVAL);
-	EXPECT(dmaio_reap(q, NULL, 4, 0, 0), -EINVAL);
-	EXPECT(dmaio_reap(q, out, 0, 0, 0), -EINVAL);
-	EXPECT(dmaio_reap(q, out, 2, 3, 0), -EINVAL);
-	EXPECT(dmaio_reap(q, out, 0, 1, 0), -EINVAL);
-	EXPECT(dmaio_cancel(NULL, 0, DMAIO_CANCEL_ALL), -EINVAL);
-	EXPECT(dmaio_cancel(q, 42, 2), -EINVAL);
-	EXPECT(dmaio_cancel(q, 42, ~0u), -EINVAL);
-	EXPECT(dmaio_cancel(q, 42, DMAIO_CANCEL_ALL | 4), -EINVAL);
+	EXPECT(dmaio_queue_submit(q, &x.io, 1), 1);
+	EXPECT(dmaio_queue_reap(NULL, out, 4, 0, 0), -EINVAL);
+	EXPECT(dmaio_queue_reap(q, NULL, 4, 0, 0), -EINVAL);
+	EXPECT(dmaio_queue_reap(q, out, 0, 0, 0), -EINVAL);
+	EXPECT(dmaio_queue_reap(q, out, 2, 3, 0), -EINVAL);
+	EXPECT(dmaio_queue_reap(q, out, 0, 1, 0), -EINVAL);
+	EXPECT(dmaio_queue_cancel(NULL, 0, DMAIO_CANCEL_ALL), -EINVAL);
+	EXPECT(dmaio_queue_cancel(q, 42, 2), -EINVAL);
+	EXPECT(dmaio_queue_cancel(q, 42, ~0u), -EINVAL);
+	EXPECT(dmaio_queue_cancel(q, 42, DMAIO_CANCEL_ALL | 4), -EINVAL);
 	EXPECT(dmaio_queue_fd(NULL), -EINVAL);
-	EXPECT(dmaio_queue_progress(NULL, &pr), -EINVAL);
-	EXPECT(dmaio_queue_progress(q, NULL), -EINVAL);
+	EXPECT(dmaio_queue_get_progress(NULL, &pr), -EINVAL);
+	EXPECT(dmaio_queue_get_progress(q, NULL), -EINVAL);
 	memset(out, 0, sizeof(out));
-	r = dmaio_reap(q, out, 4, 1, REAP_TIMEOUT_MS);
+	out[0].struct_size = sizeof(out[0]);
+	r = dmaio_queue_reap(q, out, 4, 1, REAP_TIMEOUT_MS);
 	if (r != 1 || out[0].user_data != 42 || out[0].res != 995)
 		test_fail("args: after the refused calls, reap = %s (user_data %llu res %lld), "
 			  "expected the range (42, 995)", test_errname(r),
 			  (unsigned long long)out[0].user_data, (long long)out[0].res);
-	EXPECT(dmaio_queue_progress(q, &pr), 0);
+	EXPECT(dmaio_queue_get_progress(q, &pr), 0);
 	if (pr.submitted != 1 || pr.completed != 1 || pr.reaped != 1 || pr.cancelled != 0 ||
-	    pr.bytes_total != 1000 || pr.bytes_done != 995)
+	    pr.bytes_submitted != 1000 || pr.bytes_done != 995)
 		test_fail("args: progress %llu/%llu/%llu/%llu bytes %llu/%llu, expected 1/1/1/0 "
 			  "995/1000", (unsigned long long)pr.submitted,
 			  (unsigned long long)pr.completed, (unsigned long long)pr.reaped,
 			  (unsigned long long)pr.cancelled, (unsigned long long)pr.bytes_done,
-			  (unsigned long long)pr.bytes_total);
+			  (unsigned long long)pr.bytes_submitted);
 	/* a range of length 0 completes with 0 */
 	x.io.len = 0;
 	x.io.user_data = 43;
-	EXPECT(dmaio_submit(q, &x.io, 1), 1);
-	r = dmaio_reap(q, out, 4, 1, REAP_TIMEOUT_MS);
+	EXPECT(dmaio_queue_submit(q, &x.io, 1), 1);
+	r = dmaio_queue_reap(q, out, 4, 1, REAP_TIMEOUT_MS);
 	if (r != 1 || out[0].user_data != 43 || out[0].res != 0 || out[0].done != 0)
 		test_fail("args: a range of length 0: reap = %s (user_data %llu res %lld)",
 			  test_errname(r), (unsigned long long)out[0].user_data,
@@ -2194,7 +2190,7 @@ static void test_args(void **state)
 	fro = open_reg(ctx, qf.path, O_RDONLY);
 	fwo = open_reg(ctx, qf.path, O_WRONLY);
 	fapp = open_reg(ctx, qf.path, O_RDWR | O_APPEND);
-	assert_int_equal(dmaio_ctx_new(&ctx2), 0);
+	assert_int_equal(dmaio_ctx_new(0, &ctx2), 0);
 	assert_int_equal(qbuf_alloc(&ob, ctx2, 4096, 0), 0);
 	{
 		struct {
@@ -2211,8 +2207,8 @@ static void test_args(void **state)
 			{ qf.f, b.buf, 0, 0, 16, 1u << 5, -EINVAL, -EINVAL, "flags 1<<5" },
 			{ qf.f, b.buf, 0, 0, 16, ~0u, -EINVAL, -EINVAL, "flags ~0" },
 			{ qf.f, b.buf, 0, 0, 16, DMAIO_RW_PATH(7), -EINVAL, -EINVAL, "path 7" },
-			{ qf.f, b.buf, -1, 0, 16, 0, -EINVAL, -EINVAL, "file_off -1" },
-			{ qf.f, b.buf, INT64_MIN, 0, 0, 0, -EINVAL, -EINVAL, "file_off min" },
+			{ qf.f, b.buf, -1, 0, 16, 0, -EOVERFLOW, -EOVERFLOW, "file_off -1 (2^64 - 1)" },
+			{ qf.f, b.buf, INT64_MIN, 0, 0, 0, -EOVERFLOW, -EOVERFLOW, "file_off 2^63" },
 			{ qf.f, b.buf, 0, b.size, 1, 0, -EINVAL, -EINVAL, "buf_off size" },
 			{ qf.f, b.buf, 0, b.size + 1, 0, 0, -EINVAL, -EINVAL, "buf_off size+1 len 0" },
 			{ qf.f, b.buf, 0, 0, b.size + 1, 0, -EINVAL, -EINVAL, "len size+1" },
@@ -2229,12 +2225,12 @@ static void test_args(void **state)
 			  "uring-dmabuf on a regular file, no fallback" },
 			{ qf.f, b.buf, 100, 0, 0, 0, 0, 0, "len 0" },
 		};
-		struct dmaio_xfer xf;
+		struct dmaio_xfer xf = { .struct_size = sizeof(struct dmaio_xfer) };
 		size_t i;
 		ssize_t rr;
 
 		for (i = 0; i < ARRAY_SIZE(c); i++) {
-			memset(&xf, 0xa5, sizeof(xf));
+			memset(&xf, 0xa5, sizeof(xf)); xf.struct_size = sizeof(xf);
 			rr = dmaio_file_read(c[i].f, c[i].foff, c[i].b, c[i].boff, c[i].len,
 					     c[i].flags, &xf);
 			if (rr != c[i].rd)
@@ -2270,11 +2266,12 @@ static void test_args(void **state)
 	EXPECT(dmaio_file_write(f, 0, b.buf, 0, 16, 0, NULL), -EINVAL);
 	/* ... and queued through this context's queue */
 	memset(&io, 0, sizeof(io));
+	io.struct_size = sizeof(io);
 	io.op = DMAIO_OP_READ;
 	io.buf = ob.buf;
 	io.file = f;
 	io.len = 16;
-	EXPECT(dmaio_submit(q, &io, 1), -EINVAL);
+	EXPECT(dmaio_queue_submit(q, &io, 1), -EINVAL);
 	dmaio_file_close(f);
 	f = NULL;
 	dmaio_file_close(fo);
@@ -2526,7 +2523,7 @@ static void info_compare(const struct dmaio_file_info *a, const struct dmaio_fil
 {
 #define FIELD(x)                                                                           \
 	if (a->x != b->x)                                                                  \
-		test_fail("regfile %s: dmaio_file_get_info." #x " %lld, dmaio_probe_file " \
+		test_fail("regfile %s: dmaio_file_get_info." #x " %lld, dmaio_fd_get_info " \
 			  "says %lld", when, (long long)a->x, (long long)b->x)
 	FIELD(is_blockdev);
 	FIELD(direct);
@@ -2536,7 +2533,7 @@ static void info_compare(const struct dmaio_file_info *a, const struct dmaio_fil
 	FIELD(dio_read_offset_align);
 	FIELD(align_source);
 	FIELD(fs_magic);
-	FIELD(size);
+	FIELD(file_size);
 #undef FIELD
 }
 
@@ -2632,7 +2629,7 @@ static bool sync_result(const char *what, const char *desc, int path, ssize_t r1
 	if (x->done != (uint64_t)r1)
 		test_fail("regfile %s %s: xfer.done %llu, returned %zd", what, desc,
 			  (unsigned long long)x->done, r1);
-	if (r1 > 0 && path != DMAIO_PATH_AUTO && (x->path != path || x->fallbacks))
+	if (r1 > 0 && path != DMAIO_PATH_AUTO && ((int)x->path != path || x->fallbacks))
 		test_fail("regfile %s %s: xfer.path %s fallbacks %u, forced %s", what, desc,
 			  test_pname(x->path), x->fallbacks, test_pname(path));
 	return true;
@@ -2643,11 +2640,11 @@ static void test_regfile(void **state)
 	const size_t BS = 192 * KiB + 3;
 	const off_t S = (off_t)(160 * KiB + 333), D = (off_t)(100 * KiB + 77);
 	unsigned before = test_failures(), calls = 0, na = 0;
-	struct dmaio_file_info fi, pi;
+	struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) }, pi = { .struct_size = sizeof(struct dmaio_file_info) };
 	struct dmaio_file *rf = NULL, *wf1 = NULL, *rod = NULL;
 	struct fdstate s_rd, s_wr;
 	struct rcase cs[64];
-	struct dmaio_xfer x1, x2;
+	struct dmaio_xfer x1 = { .struct_size = sizeof(struct dmaio_xfer) }, x2 = { .struct_size = sizeof(struct dmaio_xfer) };
 	struct qbuf a, b;
 	char spath[PATH_MAX], d1path[PATH_MAX], d2path[PATH_MAX];
 	int vsrc, vd1, vd2, fd, wfd, fd2, r, n0, nnew;
@@ -2678,11 +2675,11 @@ static void test_regfile(void **state)
 		test_fail("regfile: dmaio_file_open made fds that are not close-on-exec");
 	fd_unchanged(fd, &s_rd, "after dmaio_file_open");
 	assert_int_equal(dmaio_file_get_info(rf, &fi), 0);
-	assert_int_equal(dmaio_probe_file(ctx, fd, &pi), 0);
+	assert_int_equal(dmaio_fd_get_info(fd, &pi), 0);
 	info_compare(&fi, &pi, "after open");
-	if (fi.size != (uint64_t)S)
-		test_fail("regfile: get_info.size %llu, the file has %lld",
-			  (unsigned long long)fi.size, (long long)S);
+	if (fi.file_size != (uint64_t)S)
+		test_fail("regfile: get_info.file_size %llu, the file has %lld",
+			  (unsigned long long)fi.file_size, (long long)S);
 
 	/* reads: registered against by fd, same call, same bytes */
 	n = regfile_cases(cs, ARRAY_SIZE(cs), true, S);
@@ -2699,11 +2696,10 @@ static void test_regfile(void **state)
 									  cs[i].len);
 			qbuf_fill(&a, 0, BS, SEED_GUARD);
 			qbuf_fill(&b, 0, BS, SEED_GUARD);
-			memset(&x1, 0xa5, sizeof(x1));
+			memset(&x1, 0xa5, sizeof(x1)); x1.struct_size = sizeof(x1);
 			r1 = dmaio_file_read(rf, cs[i].foff, a.buf, cs[i].boff, cs[i].len,
 					     sync_flags(path), &x1);
-			r2 = dmaio_read_file_ex(b.buf, cs[i].boff, fd, cs[i].foff, cs[i].len,
-						sync_flags(path), &x2);
+			r2 = dmaio_fd_read(fd, cs[i].foff, b.buf, cs[i].boff, cs[i].len, sync_flags(path), &x2);
 			calls++;
 			if (!sync_result("read", desc, path, r1, r2, exp, &x1)) {
 				na += r1 == -EOPNOTSUPP;
@@ -2764,8 +2760,7 @@ static void test_regfile(void **state)
 				 test_pname(path), cs[i].boff, (long long)foff, cs[i].len);
 			r1 = dmaio_file_write(wf1, foff, a.buf, cs[i].boff, cs[i].len,
 					      sync_flags(path), &x1);
-			r2 = dmaio_write_file_ex(a.buf, cs[i].boff, fd2, foff, cs[i].len,
-						 sync_flags(path), &x2);
+			r2 = dmaio_fd_write(fd2, foff, a.buf, cs[i].boff, cs[i].len, sync_flags(path), &x2);
 			calls++;
 			if (sync_result("write", desc, path, r1, r2, (ssize_t)cs[i].len, &x1)) {
 				pat_fill(ref + foff, cs[i].len, SEED_BUF, cs[i].boff);
@@ -2795,13 +2790,13 @@ static void test_regfile(void **state)
 				test_fail("regfile %s: the files written both ways differ at %lld",
 					  desc, e);
 			assert_int_equal(dmaio_file_get_info(wf1, &fi), 0);
-			if (fi.size != (uint64_t)dsize)
-				test_fail("regfile %s: get_info.size %llu, file size %lld", desc,
-					  (unsigned long long)fi.size, (long long)dsize);
+			if (fi.file_size != (uint64_t)dsize)
+				test_fail("regfile %s: get_info.file_size %llu, file size %lld", desc,
+					  (unsigned long long)fi.file_size, (long long)dsize);
 		}
 	}
 	fd_unchanged(wfd, &s_wr, "after the writes");
-	assert_int_equal(dmaio_probe_file(ctx, vd1, &pi), 0);
+	assert_int_equal(dmaio_fd_get_info(vd1, &pi), 0);
 	assert_int_equal(dmaio_file_get_info(wf1, &fi), 0);
 	info_compare(&fi, &pi, "after the writes");
 
@@ -2837,10 +2832,10 @@ static void test_regfile(void **state)
 			  "across the old end = %s, expected 21000 exact bytes", test_errname(r1));
 	cpu_end(&a, DMAIO_SYNC_READ);
 	assert_int_equal(dmaio_file_get_info(rf, &fi), 0);
-	if (fi.size != (uint64_t)S + 20000)
+	if (fi.file_size != (uint64_t)S + 20000)
 		test_fail("regfile: get_info.size %llu after the read that looked again, file has "
 			  "%lld",
-			  (unsigned long long)fi.size, (long long)S + 20000);
+			  (unsigned long long)fi.file_size, (long long)S + 20000);
 
 	/* an O_RDONLY | O_DIRECT caller fd: its flags stay, buffered reads still work */
 	if (test_can_odirect(spath)) {
@@ -2913,7 +2908,7 @@ int main(int argc, char **argv)
 	test_parse_args(argc, argv, &args, "memfd");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	g_seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	rc = dmaio_ctx_new(&ctx);
+	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {
 		fprintf(stderr, "dmaio_ctx_new = %s\n", test_errname(rc));
 		return 1;
@@ -2929,7 +2924,7 @@ int main(int argc, char **argv)
 			test_expected_kind(args.heap_name), args.heap);
 		return 1;
 	}
-	dmaio_free(probe);
+	dmaio_buf_free(probe);
 	printf("# heap %s (kind %d), test directory %s%s, DMAIO_TEST_SEED=%llu\n", args.heap,
 	       kind, test_dir(), args.quick ? ", quick" : "", (unsigned long long)g_seed);
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);

@@ -37,7 +37,7 @@ static int lowest_free(void)
 static void test_emfile(void **state)
 {
 	struct dmaio_buf *b;
-	struct dmaio_xfer x;
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	struct rlimit old, lim;
 	unsigned flags = DMAIO_RW_PATH(DMAIO_PATH_SENDFILE);
 	void *map;
@@ -48,14 +48,14 @@ static void test_emfile(void **state)
 	/* 77 where the provider is missing on the host; in the VM a failure */
 	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, SIZE, 0, &b), 0);
 	if (dmaio_buf_kind(b) != DMAIO_BUF_MEMFD && dmaio_buf_kind(b) != DMAIO_BUF_UDMABUF) {
-		dmaio_free(b);
+		dmaio_buf_free(b);
 		skip();
 	}
-	assert_int_equal(dmaio_map(b, &map), 0);
+	assert_int_equal(dmaio_buf_map(b, &map), 0);
 	fd = test_tmpfile(NULL, NULL, 0);
 	assert_int_equal(file_fill_pattern(fd, 0, SIZE, SEED_FILE), 0);
 	/* once with descriptors to spare: the pooled queue and its ring exist afterwards */
-	r = dmaio_read_file_ex(b, 0, fd, 0, SIZE, flags, &x);
+	r = dmaio_fd_read(fd, 0, b, 0, SIZE, flags, &x);
 	assert_int_equal(r, SIZE);
 	printf("# with descriptors to spare: path %s, %u fallbacks\n", dmaio_path_name(x.path),
 	       x.fallbacks);
@@ -65,8 +65,8 @@ static void test_emfile(void **state)
 	lim.rlim_cur = (rlim_t)lowest_free() + 1;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
 	memset(map, 0, SIZE);
-	r = dmaio_read_file_ex(b, 0, fd, 0, SIZE, flags, &x);
-	r2 = dmaio_read_file(b, 0, fd, 0, SIZE, flags | DMAIO_RW_NO_FALLBACK);
+	r = dmaio_fd_read(fd, 0, b, 0, SIZE, flags, &x);
+	r2 = dmaio_fd_read(fd, 0, b, 0, SIZE, flags | DMAIO_RW_NO_FALLBACK, NULL);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 	printf("# one descriptor left: %zd via %s, %u fallbacks; with NO_FALLBACK: %zd (%s)\n", r,
 	       dmaio_path_name(x.path), x.fallbacks, r2, test_errname(r2));
@@ -76,7 +76,7 @@ static void test_emfile(void **state)
 	assert_true(pat_check(map, SIZE, SEED_FILE, 0) < 0);
 	assert_int_equal(r2, -EOPNOTSUPP);
 	close(fd);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 int main(int argc, char **argv)

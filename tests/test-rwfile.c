@@ -54,7 +54,7 @@ static void drop_cache(int fd)
 	}
 }
 
-static const struct dmaio_heap_info *find_heap(const struct dmaio_heap_info *h, int n,
+static const struct t_heap_info *find_heap(const struct t_heap_info *h, int n,
 					       const char *name)
 {
 	for (int i = 0; i < n; i++)
@@ -65,10 +65,10 @@ static const struct dmaio_heap_info *find_heap(const struct dmaio_heap_info *h, 
 
 static void test_probe(void **state)
 {
-	struct dmaio_heap_info heaps[16];
-	const struct dmaio_heap_info *sys, *cma;
+	struct t_heap_info heaps[16];
+	const struct t_heap_info *sys, *cma;
 	const char *cma_name = test_cma_heap();
-	int n = dmaio_probe_heaps(ctx, heaps, 16);
+	int n = t_probe_heaps(ctx, heaps, 16);
 
 	(void)state;
 	assert_true(n > 0);
@@ -104,8 +104,8 @@ static void read_case(const char *heap, size_t boff, off_t foff, size_t len, int
 {
 	size_t bsize = boff + len + 8192;
 	struct dmaio_buf *b;
-	struct dmaio_xfer x;
-	struct dmaio_stats st;
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	size_t want = foff >= (off_t)src_size ? 0 : MIN(len, src_size - (size_t)foff);
 	uint8_t *map;
 	ssize_t n;
@@ -113,18 +113,18 @@ static void read_case(const char *heap, size_t boff, off_t foff, size_t len, int
 
 	if (test_alloc_or_skip(ctx, heap, bsize, 0, &b))
 		fail_msg("alloc %s", heap);
-	assert_int_equal(dmaio_map(b, (void **)&map), 0);
-	assert_int_equal(dmaio_sync_begin(b, DMAIO_SYNC_WRITE), 0);
+	assert_int_equal(dmaio_buf_map(b, (void **)&map), 0);
+	assert_int_equal(dmaio_buf_sync_begin(b, DMAIO_SYNC_WRITE), 0);
 	pat_fill(map, bsize, SEED_GUARD, 0);
-	assert_int_equal(dmaio_sync_end(b, DMAIO_SYNC_WRITE), 0);
+	assert_int_equal(dmaio_buf_sync_end(b, DMAIO_SYNC_WRITE), 0);
 	drop_cache(src_fd);
-	n = dmaio_read_file_ex(b, boff, src_fd, foff, len, 0, &x);
+	n = dmaio_fd_read(src_fd, foff, b, boff, len, 0, &x);
 	printf("# read %s boff %zu foff %lld len %zu: %zd via %s (%llu unaligned, %u fallbacks)\n",
 	       heap, boff, (long long)foff, len, n, dmaio_path_name(x.path),
 	       (unsigned long long)x.unaligned, x.fallbacks);
 	assert_int_equal(n, (ssize_t)want);
 	assert_int_equal(x.done, want);
-	assert_int_equal(dmaio_buf_stats(b, &st), 0);
+	assert_int_equal(dmaio_buf_get_stats(b, &st), 0);
 	if (want_rw == 1) {
 		assert_int_equal(x.path, DMAIO_PATH_RW_FILE);
 		assert_true(st.path_bytes[DMAIO_PATH_RW_FILE] > 0);
@@ -132,7 +132,7 @@ static void read_case(const char *heap, size_t boff, off_t foff, size_t len, int
 		assert_int_not_equal(x.path, DMAIO_PATH_RW_FILE);
 		assert_int_equal(st.path_bytes[DMAIO_PATH_RW_FILE], 0);
 	}
-	assert_int_equal(dmaio_sync_begin(b, DMAIO_SYNC_READ), 0);
+	assert_int_equal(dmaio_buf_sync_begin(b, DMAIO_SYNC_READ), 0);
 	bad = pat_check(map, boff, SEED_GUARD, 0);
 	if (bad >= 0)
 		pat_report("guard before", map, boff, SEED_GUARD, 0, bad, false);
@@ -146,8 +146,8 @@ static void read_case(const char *heap, size_t boff, off_t foff, size_t len, int
 		pat_report("guard after", map + boff + want, bsize - boff - want, SEED_GUARD,
 			   boff + want, bad, false);
 	assert_true(bad < 0);
-	assert_int_equal(dmaio_sync_end(b, DMAIO_SYNC_READ), 0);
-	dmaio_free(b);
+	assert_int_equal(dmaio_buf_sync_end(b, DMAIO_SYNC_READ), 0);
+	dmaio_buf_free(b);
 }
 
 /* Write [boff, boff + len) of a buffer holding the file's pattern to a prefilled file at foff. */
@@ -156,7 +156,7 @@ static void write_case(const char *heap, size_t boff, off_t foff, size_t len, bo
 	size_t bsize = boff + len;
 	off_t dsize = foff + (off_t)len + 5000;
 	struct dmaio_buf *b;
-	struct dmaio_xfer x;
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	struct stat st;
 	uint8_t *map;
 	ssize_t n;
@@ -165,14 +165,14 @@ static void write_case(const char *heap, size_t boff, off_t foff, size_t len, bo
 
 	if (test_alloc_or_skip(ctx, heap, bsize, 0, &b))
 		fail_msg("alloc %s", heap);
-	assert_int_equal(dmaio_map(b, (void **)&map), 0);
-	assert_int_equal(dmaio_sync_begin(b, DMAIO_SYNC_WRITE), 0);
+	assert_int_equal(dmaio_buf_map(b, (void **)&map), 0);
+	assert_int_equal(dmaio_buf_sync_begin(b, DMAIO_SYNC_WRITE), 0);
 	pat_fill(map, bsize, SEED_BUF, 0);
-	assert_int_equal(dmaio_sync_end(b, DMAIO_SYNC_WRITE), 0);
+	assert_int_equal(dmaio_buf_sync_end(b, DMAIO_SYNC_WRITE), 0);
 	dfd = test_tmpfile(NULL, NULL, 0);
 	assert_int_equal(file_fill_pattern(dfd, 0, (size_t)dsize, SEED_DEST), 0);
 	drop_cache(dfd);
-	n = dmaio_write_file_ex(b, boff, dfd, foff, len, 0, &x);
+	n = dmaio_fd_write(dfd, foff, b, boff, len, 0, &x);
 	printf("# write %s boff %zu foff %lld len %zu: %zd via %s\n", heap, boff, (long long)foff,
 	       len, n, dmaio_path_name(x.path));
 	assert_int_equal(n, (ssize_t)len);
@@ -190,14 +190,14 @@ static void write_case(const char *heap, size_t boff, off_t foff, size_t len, bo
 				 SEED_DEST, (uint64_t)(foff + (off_t)len));
 	assert_true(bad == -1);
 	close(dfd);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 static bool system_takes_rw(void)
 {
-	struct dmaio_heap_info heaps[16];
-	const struct dmaio_heap_info *s;
-	int n = dmaio_probe_heaps(ctx, heaps, 16);
+	struct t_heap_info heaps[16];
+	const struct t_heap_info *s;
+	int n = t_probe_heaps(ctx, heaps, 16);
 
 	s = n > 0 ? find_heap(heaps, n, "system") : NULL;
 	return s && s->rw_file == DMAIO_CAP_YES;
@@ -254,14 +254,14 @@ int main(int argc, char **argv)
 
 	test_parse_args(argc, argv, &a, "system");
 	expect = cmdline_expect();
-	assert_int_equal(dmaio_ctx_new(&ctx), 0);
+	assert_int_equal(dmaio_ctx_new(0, &ctx), 0);
 	/* no system heap here: nothing to test (exit 77), or a failure where devices are expected */
 	r = test_alloc_or_skip(ctx, "system", 4096, 0, &probe);
 	if (r) {
 		fprintf(stderr, "system heap allocation failed: %s\n", test_errname(r));
 		return 1;
 	}
-	dmaio_free(probe);
+	dmaio_buf_free(probe);
 	src_size = (a.quick ? 32 : 256) * MiB + 1234; /* not a page multiple */
 	src_fd = test_tmpfile(NULL, NULL, 0);
 	if (file_fill_pattern(src_fd, 0, src_size, SEED_FILE)) {

@@ -31,8 +31,8 @@ static void test_many_buffers(void **state)
 {
 	struct dmaio_buf *b[NBUF];
 	uint8_t *map[NBUF];
-	struct dmaio_io io[NBUF];
-	struct dmaio_done d[NBUF];
+	struct dmaio_io io[NBUF] = { { .struct_size = sizeof(struct dmaio_io) } };
+	struct dmaio_done d[NBUF] = { { .struct_size = sizeof(struct dmaio_done) } };
 	struct dmaio_file *src, *dst;
 	struct dmaio_queue *q;
 	char path[512];
@@ -46,8 +46,8 @@ static void test_many_buffers(void **state)
 		if (i == 0)
 			assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, BSZ, 0, &b[0]), 0);
 		else
-			assert_int_equal(dmaio_alloc(NULL, args.heap_name, BSZ, 0, &b[i]), 0);
-		assert_int_equal(dmaio_map(b[i], &m), 0);
+			assert_int_equal(t_alloc(NULL, args.heap_name, BSZ, 0, &b[i]), 0);
+		assert_int_equal(dmaio_buf_map(b[i], &m), 0);
 		map[i] = m;
 	}
 	sfd = test_tmpfile(NULL, path, sizeof(path));
@@ -62,7 +62,9 @@ static void test_many_buffers(void **state)
 		for (int i = 0; i < nb; i++)
 			memset(map[i], 0xa5, BSZ);
 		memset(io, 0, sizeof(io));
+		io[0].struct_size = sizeof(io[0]);
 		for (int i = 0; i < nb; i++) {
+			io[i].struct_size = sizeof(io[i]);
 			io[i].op = DMAIO_OP_READ;
 			io[i].buf = b[i];
 			io[i].buf_off = head;
@@ -71,9 +73,9 @@ static void test_many_buffers(void **state)
 			io[i].len = BSZ - head - (round == 2 ? 333 : 0);
 			io[i].user_data = (uint64_t)i;
 		}
-		assert_int_equal(dmaio_submit(q, io, (unsigned)nb), nb);
+		assert_int_equal(dmaio_queue_submit(q, io, (unsigned)nb), nb);
 		for (int k = 0; k < nb;) {
-			int n = dmaio_reap(q, d, NBUF, 1, -1);
+			int n = dmaio_queue_reap(q, d, NBUF, 1, -1);
 
 			assert_true(n > 0);
 			for (int j = 0; j < n; j++) {
@@ -91,12 +93,13 @@ static void test_many_buffers(void **state)
 		}
 		/* and back out, every buffer at once again */
 		for (int i = 0; i < nb; i++) {
+			io[i].struct_size = sizeof(io[i]);
 			io[i].op = DMAIO_OP_WRITE;
 			io[i].file = dst;
 		}
-		assert_int_equal(dmaio_submit(q, io, (unsigned)nb), nb);
+		assert_int_equal(dmaio_queue_submit(q, io, (unsigned)nb), nb);
 		for (int k = 0; k < nb;) {
-			int n = dmaio_reap(q, d, NBUF, 1, -1);
+			int n = dmaio_queue_reap(q, d, NBUF, 1, -1);
 
 			assert_true(n > 0);
 			for (int j = 0; j < n; j++)
@@ -116,7 +119,7 @@ static void test_many_buffers(void **state)
 	close(sfd);
 	close(dfd);
 	for (int i = 0; i < nb; i++)
-		dmaio_free(b[i]);
+		dmaio_buf_free(b[i]);
 }
 
 int main(int argc, char **argv)

@@ -55,7 +55,7 @@ static void one_path(int path, unsigned rounds)
 
 	/* 77 where the provider is missing on the host; in the VM a failure */
 	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, FSIZE + 2 * GUARD, 0, &b), 0);
-	assert_int_equal(dmaio_map(b, (void **)&map), 0);
+	assert_int_equal(dmaio_buf_map(b, (void **)&map), 0);
 	for (unsigned i = 0; i < rounds && test_failures() == before; i++) {
 		int fd = test_tmpfile(NULL, NULL, 0);
 		struct cutter c = { .fd = fd, .delay_us = (unsigned)(rand() % 3000),
@@ -70,16 +70,16 @@ static void one_path(int path, unsigned rounds)
 		if (path) {
 			char why[128];
 
-			if (dmaio_choose_path(b, GUARD, fd, 0, FSIZE, 0, DMAIO_RW_PATH(path) |
+			if (t_choose_path(b, GUARD, fd, 0, FSIZE, 0, DMAIO_RW_PATH(path) |
 					      DMAIO_RW_NO_FALLBACK, why, sizeof(why)) != path) {
 				close(fd);
 				printf("# %-15s cannot serve this buffer: %s\n", dmaio_path_name(path), why);
-				dmaio_free(b);
+				dmaio_buf_free(b);
 				return;
 			}
 		}
 		assert_int_equal(pthread_create(&th, NULL, cut, &c), 0);
-		r = dmaio_read_file(b, GUARD, fd, 0, FSIZE, path ? DMAIO_RW_PATH(path) : 0);
+		r = dmaio_fd_read(fd, 0, b, GUARD, FSIZE, path ? DMAIO_RW_PATH(path) : 0, NULL);
 		pthread_join(th, NULL);
 		close(fd);
 		if (r < 0) { /* an error is honest too; the bytes outside must hold */
@@ -124,7 +124,7 @@ static void one_path(int path, unsigned rounds)
 	}
 	printf("# %-15s %u rounds; zero bytes past the new end of file: %u counted, %u past the "
 	       "count\n", path ? dmaio_path_name(path) : "auto", rounds, counted_zeros, zeros);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	assert_no_failures_since(before);
 }
 

@@ -2,7 +2,7 @@
 /*
  * test-udmabuf: the udmabuf provider (sealed shmem memfd, or hugetlb memfd for udmabuf-huge):
  * the size_limit_mb limit gives -EFBIG, the buffer is a real udmabuf dma-buf of the rounded
- * size, and data written through dmaio_map() is what reaches a file (and data read from a
+ * size, and data written through dmaio_buf_map() is what reaches a file (and data read from a
  * file is what an independent mapping of the dma-buf shows), for every path that serves it.
  *
  * Usage: test-udmabuf --heap udmabuf|udmabuf-huge
@@ -52,9 +52,9 @@ static void restore_limit(void)
 
 static size_t huge_size(void)
 {
-	struct dmaio_sys_info si;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
 
-	if (dmaio_probe_system(NULL, &si) == 0 && si.huge_page_size)
+	if (dmaio_ctx_get_system(NULL, &si) == 0 && si.huge_page_size)
 		return si.huge_page_size;
 	return 2 * MiB;
 }
@@ -93,7 +93,7 @@ static int hold_teardown(void **state)
 
 	if (h->own)
 		munmap(h->own, h->ownlen);
-	dmaio_free(h->b);
+	dmaio_buf_free(h->b);
 	dmaio_ctx_free(h->ctx);
 	for (size_t i = 0; i < ARRAY_SIZE(h->fd); i++)
 		if (h->fd[i] >= 0)
@@ -115,7 +115,7 @@ static void test_kind(void **state)
 		int fd;
 
 		printf("# kind: %zu bytes from %s\n", sizes[i], args.heap_name);
-		assert_rc_equal(dmaio_alloc(NULL, args.heap_name, sizes[i], 0, &h->b), 0);
+		assert_rc_equal(t_alloc(NULL, args.heap_name, sizes[i], 0, &h->b), 0);
 		assert_int_equal(dmaio_buf_kind(h->b), want_kind);
 		assert_string_equal(dmaio_buf_provider(h->b), args.heap_name);
 		assert_int_equal(dmaio_buf_size(h->b), sizes[i]);
@@ -125,7 +125,7 @@ static void test_kind(void **state)
 		assert_string_equal(exp, "udmabuf");
 		test_fdinfo(fd, "size", sz, sizeof(sz));
 		assert_int_equal(strtoull(sz, NULL, 10), rounded(sizes[i]));
-		dmaio_free(h->b);
+		dmaio_buf_free(h->b);
 		h->b = NULL;
 	}
 }
@@ -133,7 +133,7 @@ static void test_kind(void **state)
 static void test_limit(void **state)
 {
 	struct hold *h = *state;
-	struct dmaio_sys_info si;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
 	long lim = test_read_long(LIMIT_PATH);
 	size_t bytes;
 	int rc;
@@ -156,29 +156,29 @@ static void test_limit(void **state)
 	}
 	bytes = (size_t)lim * MiB;
 	/* a new context: the limit is probed per context */
-	assert_rc_equal(dmaio_ctx_new(&h->ctx), 0);
-	assert_rc_equal(dmaio_probe_system(h->ctx, &si), 0);
+	assert_rc_equal(dmaio_ctx_new(0, &h->ctx), 0);
+	assert_rc_equal(dmaio_ctx_get_system(h->ctx, &si), 0);
 	assert_int_equal(si.udmabuf_size_limit, bytes);
 
 	/* above the limit: -EFBIG */
-	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, bytes + 1, 0, &h->b), -EFBIG);
-	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, bytes + 4096, 0, &h->b), -EFBIG);
-	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, 4 * bytes, 0, &h->b), -EFBIG);
+	assert_rc_equal(t_alloc(h->ctx, args.heap_name, bytes + 1, 0, &h->b), -EFBIG);
+	assert_rc_equal(t_alloc(h->ctx, args.heap_name, bytes + 4096, 0, &h->b), -EFBIG);
+	assert_rc_equal(t_alloc(h->ctx, args.heap_name, 4 * bytes, 0, &h->b), -EFBIG);
 	assert_null(h->b);
 	/* at and below it: allocated (huge pages may run out: -ENOMEM then) */
-	rc = dmaio_alloc(h->ctx, args.heap_name, bytes, 0, &h->b);
+	rc = t_alloc(h->ctx, args.heap_name, bytes, 0, &h->b);
 	if (rc == -ENOMEM && want_kind == DMAIO_BUF_UDMABUF_HUGE) {
 		printf("# %zu bytes of huge pages not available: at-limit allocation -ENOMEM\n",
 		       bytes);
 	} else {
 		assert_rc_equal(rc, 0);
-		dmaio_free(h->b);
+		dmaio_buf_free(h->b);
 		h->b = NULL;
 	}
-	rc = dmaio_alloc(h->ctx, args.heap_name, bytes - 1, 0, &h->b);
+	rc = t_alloc(h->ctx, args.heap_name, bytes - 1, 0, &h->b);
 	if (rc != -ENOMEM || want_kind != DMAIO_BUF_UDMABUF_HUGE) {
 		assert_rc_equal(rc, 0);
-		dmaio_free(h->b);
+		dmaio_buf_free(h->b);
 		h->b = NULL;
 	}
 }
@@ -195,8 +195,8 @@ static void test_data(void **state)
 	size_t i, maplen = rounded(sz);
 	int fd, out, outd, in, ind;
 
-	assert_rc_equal(dmaio_alloc(NULL, args.heap_name, sz, 0, &h->b), 0);
-	assert_rc_equal(dmaio_map(h->b, (void **)&m), 0);
+	assert_rc_equal(t_alloc(NULL, args.heap_name, sz, 0, &h->b), 0);
+	assert_rc_equal(dmaio_buf_map(h->b, (void **)&m), 0);
 	fd = dmaio_buf_fd(h->b);
 	/* an independent mapping of the udmabuf */
 	own = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd, 0);
@@ -216,21 +216,22 @@ static void test_data(void **state)
 		const char *pn = dmaio_path_name(paths[i]);
 		int wfd = (i & 1) && outd >= 0 ? outd : out;
 		int rfd = (i & 1) && ind >= 0 ? ind : in;
-		struct dmaio_xfer x;
+		struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 		ssize_t r;
 
 		printf("# data: path %s, %s fds\n", pn, wfd == outd ? "O_DIRECT" : "plain");
 		/* written through the mapping -> the dma-buf's own mapping shows it */
-		assert_rc_equal(dmaio_sync_begin(h->b, DMAIO_SYNC_WRITE), 0);
+		assert_rc_equal(dmaio_buf_sync_begin(h->b, DMAIO_SYNC_WRITE), 0);
 		pat_fill(m, sz, SEED_BUF + i, 0);
-		assert_rc_equal(dmaio_sync_end(h->b, DMAIO_SYNC_WRITE), 0);
+		assert_rc_equal(dmaio_buf_sync_end(h->b, DMAIO_SYNC_WRITE), 0);
 		test_dmabuf_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 		assert_int_equal(pat_check(own, sz, SEED_BUF + i, 0), -1);
 		test_dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 		/* ... and reaches the file */
 		assert_int_equal(ftruncate(out, 0), 0);
 		memset(&x, 0, sizeof(x));
-		r = dmaio_write_file_ex(h->b, 1, wfd, 4095, sz - 1, fl, &x);
+		x.struct_size = sizeof(x);
+		r = dmaio_fd_write(wfd, 4095, h->b, 1, sz - 1, fl, &x);
 		if (r == -EOPNOTSUPP && paths[i] == DMAIO_PATH_SENDFILE &&
 		    want_kind == DMAIO_BUF_UDMABUF_HUGE) {
 			/* hugetlbfs files cannot be spliced: sendfile does not apply */
@@ -244,17 +245,17 @@ static void test_data(void **state)
 		assert_int_equal(file_check_zero(out, 0, 4095), -1); /* the hole */
 
 		/* read from a file -> visible through both mappings */
-		assert_rc_equal(dmaio_sync_begin(h->b, DMAIO_SYNC_WRITE), 0);
+		assert_rc_equal(dmaio_buf_sync_begin(h->b, DMAIO_SYNC_WRITE), 0);
 		memset(m, 0, sz);
-		assert_rc_equal(dmaio_sync_end(h->b, DMAIO_SYNC_WRITE), 0);
-		r = dmaio_read_file_ex(h->b, 3, rfd, 5 + (off_t)i, sz - 3, fl, &x);
+		assert_rc_equal(dmaio_buf_sync_end(h->b, DMAIO_SYNC_WRITE), 0);
+		r = dmaio_fd_read(rfd, 5 + (off_t)i, h->b, 3, sz - 3, fl, &x);
 		assert_rc_equal(r, sz - 3);
 		if (paths[i])
 			assert_int_equal(x.path, paths[i]);
-		assert_rc_equal(dmaio_sync_begin(h->b, DMAIO_SYNC_READ), 0);
+		assert_rc_equal(dmaio_buf_sync_begin(h->b, DMAIO_SYNC_READ), 0);
 		assert_int_equal(pat_check(m + 3, sz - 3, SEED_FILE, 5 + i), -1);
 		assert_int_equal(mem_check_byte(m, 3, 0), -1); /* nothing before the range */
-		assert_rc_equal(dmaio_sync_end(h->b, DMAIO_SYNC_READ), 0);
+		assert_rc_equal(dmaio_buf_sync_end(h->b, DMAIO_SYNC_READ), 0);
 		test_dmabuf_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 		assert_int_equal(pat_check(own + 3, sz - 3, SEED_FILE, 5 + i), -1);
 		test_dmabuf_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(rc));
 		return 1;
 	}
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	rc = cmocka_run_group_tests_name(args.heap, tests, NULL, NULL);
 	restore_limit();
 	test_cleanup();

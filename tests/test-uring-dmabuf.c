@@ -80,7 +80,7 @@ static const uint8_t *dev_read(off_t off, size_t len)
 
 static int setup(void **state)
 {
-	struct dmaio_sys_info s;
+	struct dmaio_sys_info s = { .struct_size = sizeof(struct dmaio_sys_info) };
 
 	(void)state;
 	rawdev = getenv("DMAIO_TEST_RAWDEV");
@@ -93,9 +93,9 @@ static int setup(void **state)
 		exit(77);
 	}
 	expect = test_cmdline_has("io_uring_dmabuf=on") ? EXPECT_ON : EXPECT_OFF;
-	if (dmaio_ctx_new(&ctx))
+	if (dmaio_ctx_new(0, &ctx))
 		return -1;
-	if (dmaio_probe_system(ctx, &s) || s.nheaps <= 0) {
+	if (dmaio_ctx_get_system(ctx, &s) || s.nheaps <= 0) {
 		if (test_expect_devices())
 			return -1;
 		printf("# SKIP: no dma-heap\n");
@@ -131,13 +131,14 @@ static int teardown(void **state)
 /* What the probes report, per heap and for the system. */
 static void t_probe(void **state)
 {
-	struct dmaio_heap_info h[16];
-	struct dmaio_sys_info s;
+	struct t_heap_info h[16];
+	struct t_sys_info si;
+	const struct dmaio_proposed_info *p = &si.prop;
 	int n, sys_heap = -1;
 
 	(void)state;
-	assert_int_equal(dmaio_probe_system(ctx, &s), 0);
-	n = dmaio_probe_heaps(ctx, h, 16);
+	assert_int_equal(t_probe_system(ctx, &si), 0);
+	n = t_probe_heaps(ctx, h, 16);
 	assert_true(n > 0);
 	for (int i = 0; i < n && i < 16; i++) {
 		printf("# heap %s: uring_dmabuf %d\n", h[i].name, h[i].uring_dmabuf);
@@ -145,17 +146,17 @@ static void t_probe(void **state)
 			sys_heap = i;
 	}
 	assert_true(sys_heap >= 0);
-	printf("# kernel %d (%s), registration %d, device '%s', memcg %d\n", s.uring_dmabuf_kernel,
-	       test_errname(s.uring_dmabuf_err), s.uring_dmabuf, s.uring_dmabuf_dev, s.heap_memcg);
+	printf("# kernel %d (%s), registration %d, device '%s', memcg %d\n", p->uring_dmabuf_kernel,
+	       test_errname(p->uring_dmabuf_err), p->uring_dmabuf, p->uring_dmabuf_dev, si.sys.heap_memcg);
 	if (expect == EXPECT_ON) {
-		assert_int_equal(s.uring_dmabuf_kernel, DMAIO_CAP_YES);
-		assert_int_equal(s.uring_dmabuf, DMAIO_CAP_YES);
-		assert_memory_equal(s.uring_dmabuf_dev, "/dev/nvme", 9);
+		assert_int_equal(p->uring_dmabuf_kernel, DMAIO_CAP_YES);
+		assert_int_equal(p->uring_dmabuf, DMAIO_CAP_YES);
+		assert_memory_equal(p->uring_dmabuf_dev, "/dev/nvme", 9);
 		assert_int_equal(h[sys_heap].uring_dmabuf, DMAIO_CAP_YES);
 	} else {
-		assert_int_equal(s.uring_dmabuf_kernel, DMAIO_CAP_NO);
-		assert_int_equal(s.uring_dmabuf_err, -EINVAL);
-		assert_int_equal(s.uring_dmabuf, DMAIO_CAP_NO);
+		assert_int_equal(p->uring_dmabuf_kernel, DMAIO_CAP_NO);
+		assert_int_equal(p->uring_dmabuf_err, -EINVAL);
+		assert_int_equal(p->uring_dmabuf, DMAIO_CAP_NO);
 		for (int i = 0; i < n && i < 16; i++)
 			assert_int_equal(h[i].uring_dmabuf, DMAIO_CAP_UNKNOWN);
 	}
@@ -193,16 +194,16 @@ static void read_matrix(const char *heap, uint64_t *path_bytes_out, uint64_t *re
 {
 	struct dmaio_file *f = NULL;
 	struct dmaio_buf *b = NULL;
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	uint8_t *p = NULL;
 
 	assert_int_equal(test_alloc_or_skip(ctx, heap, BUF_SIZE, 0, &b), 0);
-	assert_int_equal(dmaio_map(b, (void **)&p), 0);
+	assert_int_equal(dmaio_buf_map(b, (void **)&p), 0);
 	assert_int_equal(dmaio_file_open(ctx, dev_fd, 0, &f), 0);
 	dev_fill(0, 16 * MiB, SEED_FILE);
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
 		const struct range *r = &ranges[i];
-		struct dmaio_xfer x;
+		struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 		long long bad;
 		ssize_t n;
 
@@ -220,11 +221,11 @@ static void read_matrix(const char *heap, uint64_t *path_bytes_out, uint64_t *re
 					       SEED_GUARD, r->buf_off + r->len), -1);
 		check_path(heap, r, &x);
 	}
-	assert_int_equal(dmaio_buf_stats(b, &st), 0);
+	assert_int_equal(dmaio_buf_get_stats(b, &st), 0);
 	*path_bytes_out = st.path_bytes[DMAIO_PATH_URING_DMABUF];
 	*reissues_out = st.reissues;
 	dmaio_file_close(f);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 static void write_matrix(const char *heap)
@@ -234,14 +235,14 @@ static void write_matrix(const char *heap)
 	uint8_t *p = NULL;
 
 	assert_int_equal(test_alloc_or_skip(ctx, heap, BUF_SIZE, 0, &b), 0);
-	assert_int_equal(dmaio_map(b, (void **)&p), 0);
+	assert_int_equal(dmaio_buf_map(b, (void **)&p), 0);
 	assert_int_equal(dmaio_file_open(ctx, dev_fd, 0, &f), 0);
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
 		const struct range *r = &ranges[i];
 		off_t lo = r->file_off > (off_t)(64 * 1024) ? r->file_off - 64 * 1024 : 0;
 		off_t hi = r->file_off + (off_t)r->len + 64 * 1024;
 		const uint8_t *d;
-		struct dmaio_xfer x;
+		struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 		ssize_t n;
 
 		lo &= ~(off_t)4095;
@@ -260,7 +261,7 @@ static void write_matrix(const char *heap)
 					   (uint64_t)r->file_off + r->len), -1);
 	}
 	dmaio_file_close(f);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 static void t_system_read(void **state)
@@ -392,14 +393,14 @@ static void t_refusals(void **state)
 	{
 		void *p;
 
-		assert_int_equal(dmaio_map(b, &p), 0);
+		assert_int_equal(dmaio_buf_map(b, &p), 0);
 		assert_int_equal(pat_check((uint8_t *)p + 4096, 65536, SEED_FILE, 0), -1);
 	}
 	close(buffered);
 	close(other);
 out:
 	io_uring_queue_exit(&ring);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 }
 
 int main(void)

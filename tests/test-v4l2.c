@@ -3,20 +3,21 @@
  * test-v4l2: real V4L2 frames through libdmaio, against the vivid virtual capture driver.
  *
  *   --mode mmap    vivid's own buffers (V4L2_MEMORY_MMAP), exported with VIDIOC_EXPBUF,
- *                  wrapped with dmaio_import(), written to a file through a queue
- *                  (dmaio_file_open + dmaio_queue_new + dmaio_submit/dmaio_reap); every byte of
- *                  the file compared with the frame as V4L2 maps it (mmap of the V4L2 buffer).
- *   --mode dmabuf  image buffers of ours (dmaio_alloc_image() from --heap, CONTIGUOUS for a CMA
- *                  heap) queued to vivid as V4L2_MEMORY_DMABUF; vivid captures into them; each
- *                  frame written out through the queue and compared with the buffer as mapped
- *                  (dmaio_map + dmaio_sync_begin). The buffers are filled with a position-encoded
- *                  pattern before every QBUF: every line of every plane must have been written
- *                  by vivid. With a CMA heap also: an allocation that fits takes CMA memory
- *                  (CmaFree drops); one larger than the CMA area is refused with -ENOMEM and
- *                  allocates nothing.
+ *                  wrapped with dmaio_buf_import(), written to a file through a queue
+ *                  (dmaio_file_open + dmaio_queue_new + dmaio_queue_submit/dmaio_queue_reap);
+ *                  every byte of the file compared with the frame as V4L2 maps it (mmap of the
+ *                  V4L2 buffer).
+ *   --mode dmabuf  image buffers of ours (dmaio_buf_alloc_image() from --heap, CONTIGUOUS for a
+ *                  CMA heap) queued to vivid as V4L2_MEMORY_DMABUF; vivid captures into them;
+ *                  each frame written out through the queue and compared with the buffer as
+ *                  mapped (dmaio_buf_map + dmaio_buf_sync_begin). The buffers are filled with a
+ *                  position-encoded pattern before every QBUF: every line of every plane must
+ *                  have been written by vivid. With a CMA heap also: an allocation that fits
+ *                  takes CMA memory (CmaFree drops); one larger than the CMA area is refused
+ *                  with -ENOMEM and allocates nothing.
  *
- * Both modes check first that dmaio_image_layout() gives what V4L2 reports (bytesperline ==
- * planes[0].stride, sizeimage == layout.size, the chroma plane of NV12 right after the luma).
+ * Both modes check first that dmaio_image_get_layout() gives what V4L2 reports (bytesperline ==
+ * strides[0], sizeimage == total_size, the chroma plane of NV12 right after the luma).
  *
  * A missing vivid capture node (driver "vivid", V4L2_CAP_VIDEO_CAPTURE) is a skip (77) on the
  * host and a failure in the test VM (DMAIO_TEST_VM=1) or with --expect-devices.
@@ -58,7 +59,7 @@ struct fmt_case {
 	uint32_t v4l2;
 	uint32_t drm;
 	uint32_t width, height;
-	uint32_t stride_align; /* passed to dmaio_image_layout(); the stride is then given to V4L2 */
+	uint32_t stride_align; /* passed to dmaio_image_get_layout(); the stride is then given to V4L2 */
 };
 
 static const struct fmt_case case_nv12_1080 = { "NV12 1920x1080", V4L2_PIX_FMT_NV12,
@@ -152,13 +153,13 @@ struct session {
 		void *vmap;           /* MMAP: the V4L2 mapping */
 		size_t vlen;
 		struct dmaio_buf *b;  /* MMAP: the import of the EXPBUF fd; DMABUF: ours */
-		uint8_t *bmap;        /* dmaio_map() of b */
+		uint8_t *bmap;        /* dmaio_buf_map() of b */
 		uint64_t fill_seed;   /* DMABUF: the pattern it holds before QBUF */
 	} bufs[MAX_BUFS];
 };
 
 /* S_FMT as asked (the stride our layout gives when stride_align is set), then check that
- * dmaio_image_layout() describes exactly what V4L2 reports. */
+ * dmaio_image_get_layout() describes exactly what V4L2 reports. */
 static void set_format(struct session *s)
 {
 	const struct fmt_case *fc = s->fc;
@@ -167,12 +168,14 @@ static void set_format(struct session *s)
 	char got[5], want[5];
 
 	memset(&s->desc, 0, sizeof(s->desc));
+	s->desc.struct_size = sizeof(s->desc);
 	s->desc.width = fc->width;
 	s->desc.height = fc->height;
 	s->desc.fourcc = fc->drm;
 	s->desc.modifier = DRM_FORMAT_MOD_LINEAR;
 	s->desc.stride_align = fc->stride_align;
-	assert_rc_equal(dmaio_image_layout(&s->desc, &s->lay), 0);
+	s->lay.struct_size = sizeof(s->lay);
+	assert_rc_equal(dmaio_image_get_layout(&s->desc, &s->lay, NULL), 0);
 
 	memset(&f, 0, sizeof(f));
 	f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
@@ -180,7 +183,7 @@ static void set_format(struct session *s)
 	f.fmt.pix.height = fc->height;
 	f.fmt.pix.pixelformat = fc->v4l2;
 	f.fmt.pix.field = V4L2_FIELD_NONE;
-	f.fmt.pix.bytesperline = fc->stride_align > 1 ? s->lay.planes[0].stride : 0;
+	f.fmt.pix.bytesperline = fc->stride_align > 1 ? s->lay.strides[0] : 0;
 	assert_rc_equal(xioctl(s->vfd, VIDIOC_S_FMT, &f), 0);
 	memset(&f, 0, sizeof(f));
 	f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
@@ -194,23 +197,23 @@ static void set_format(struct session *s)
 			 s->pix.height, want, fc->width, fc->height);
 	printf("# %s: V4L2 bytesperline %u sizeimage %u; layout stride %u size %" PRIu64
 	       ", %u planes\n", fc->name, s->pix.bytesperline, s->pix.sizeimage,
-	       s->lay.planes[0].stride, s->lay.size, s->lay.num_planes);
+	       s->lay.strides[0], s->lay.total_size, s->lay.num_planes);
 
 	/* the layout and V4L2 must agree on every byte's place */
-	assert_int_equal(s->lay.planes[0].offset, 0);
-	assert_int_equal(s->lay.planes[0].stride, s->pix.bytesperline);
-	assert_int_equal(s->lay.size, s->pix.sizeimage);
+	assert_int_equal(s->lay.offsets[0], 0);
+	assert_int_equal(s->lay.strides[0], s->pix.bytesperline);
+	assert_int_equal(s->lay.total_size, s->pix.sizeimage);
 	if (fc->v4l2 == V4L2_PIX_FMT_NV12) {
 		assert_int_equal(s->lay.num_planes, 2);
 		/* V4L2's NV12: the CbCr plane follows the Y plane, same bytesperline */
-		assert_int_equal(s->lay.planes[1].offset,
+		assert_int_equal(s->lay.offsets[1],
 				 (uint64_t)s->pix.bytesperline * s->pix.height);
-		assert_int_equal(s->lay.planes[1].stride, s->pix.bytesperline);
-		assert_int_equal(s->lay.planes[1].size,
+		assert_int_equal(s->lay.strides[1], s->pix.bytesperline);
+		assert_int_equal(s->lay.plane_sizes[1],
 				 (uint64_t)s->pix.bytesperline * s->pix.height / 2);
 	} else {
 		assert_int_equal(s->lay.num_planes, 1);
-		assert_int_equal(s->lay.planes[0].size, s->pix.sizeimage);
+		assert_int_equal(s->lay.plane_sizes[0], s->pix.sizeimage);
 	}
 
 	/* 10 fps: vivid's capture thread has slack under TCG. When it runs late, 6.12's
@@ -256,24 +259,25 @@ static void bufs_mmap(struct session *s)
 		s->bufs[i].vlen = vb.length;
 		assert_rc_equal(xioctl(s->vfd, VIDIOC_EXPBUF, &eb), 0);
 		fl = fcntl(eb.fd, F_GETFD);
-		rc = dmaio_import(ctx, eb.fd, 0, &s->bufs[i].b);
+		rc = dmaio_buf_import(ctx, eb.fd, 0, &s->bufs[i].b);
 		close(eb.fd); /* the import holds its own duplicate */
 		/* EXPBUF gave a close-on-exec fd; the import took it */
 		assert_true(fl >= 0 && (fl & FD_CLOEXEC));
 		assert_rc_equal(rc, 0);
 		assert_int_equal(dmaio_buf_kind(s->bufs[i].b), DMAIO_BUF_IMPORTED);
 		assert_true(dmaio_buf_size(s->bufs[i].b) >= s->pix.sizeimage);
-		assert_rc_equal(dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap), 0);
+		assert_rc_equal(dmaio_buf_map(s->bufs[i].b, (void **)&s->bufs[i].bmap), 0);
 	}
 }
 
 /* A "too large" or a "no such provider" from the heap means skip on the host. */
-static void alloc_failed(const struct session *s, int rc)
+static void alloc_failed(const struct session *s, int rc, const struct dmaio_reason *why)
 {
 	if (test_is_skip_err(rc))
-		test_no_device("dmaio_alloc_image(%s, heap %s) = %s", s->fc->name, args.heap,
-			  test_errname(rc));
-	fail_msg("dmaio_alloc_image(%s, heap %s) = %s", s->fc->name, args.heap, test_errname(rc));
+		test_no_device("dmaio_buf_alloc_image(%s, heap %s) = %s: %s", s->fc->name, args.heap,
+			       test_errname(rc), why->text);
+	fail_msg("dmaio_buf_alloc_image(%s, heap %s) = %s: %s", s->fc->name, args.heap,
+		 test_errname(rc), why->text);
 }
 
 static bool heap_is_cma(void)
@@ -292,39 +296,40 @@ static void bufs_dmabuf(struct session *s)
 	assert_in_range(rb.count, 2, MAX_BUFS);
 	s->nbufs = rb.count;
 	for (unsigned i = 0; i < s->nbufs; i++) {
-		struct dmaio_alloc_opts o;
+		struct dmaio_alloc_opts o = { .struct_size = sizeof(o) };
 		struct dmaio_image_layout lay;
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
 		char name[DMAIO_BUF_NAME_MAX];
 
-		memset(&o, 0, sizeof(o));
 		snprintf(name, sizeof(name), "v4l2-test-%u", i);
 		o.providers = provs;
 		o.flags = heap_is_cma() ? DMAIO_ALLOC_CONTIGUOUS : 0;
 		o.name = name;
 		memset(&lay, 0xa5, sizeof(lay));
-		rc = dmaio_alloc_image(ctx, &s->desc, &o, &s->bufs[i].b, &lay);
+		lay.struct_size = sizeof(lay);
+		rc = dmaio_buf_alloc_image(ctx, &s->desc, &o, &s->bufs[i].b, &lay, &why);
 		if (rc)
-			alloc_failed(s, rc);
+			alloc_failed(s, rc, &why);
 		assert_string_equal(dmaio_buf_provider(s->bufs[i].b), args.heap_name);
-		/* dmaio_alloc_image's layout is dmaio_image_layout's */
-		assert_int_equal(lay.size, s->lay.size);
+		/* dmaio_buf_alloc_image()'s layout is dmaio_image_get_layout()'s */
+		assert_int_equal(lay.total_size, s->lay.total_size);
 		assert_int_equal(lay.num_planes, s->lay.num_planes);
-		assert_int_equal(lay.planes[0].stride, s->lay.planes[0].stride);
-		assert_int_equal(lay.planes[s->lay.num_planes - 1].offset,
-				 s->lay.planes[s->lay.num_planes - 1].offset);
-		assert_int_equal(dmaio_buf_size(s->bufs[i].b), s->lay.size);
-		assert_rc_equal(dmaio_map(s->bufs[i].b, (void **)&s->bufs[i].bmap), 0);
+		assert_int_equal(lay.strides[0], s->lay.strides[0]);
+		assert_int_equal(lay.offsets[s->lay.num_planes - 1],
+				 s->lay.offsets[s->lay.num_planes - 1]);
+		assert_int_equal(dmaio_buf_size(s->bufs[i].b), s->lay.total_size);
+		assert_rc_equal(dmaio_buf_map(s->bufs[i].b, (void **)&s->bufs[i].bmap), 0);
 	}
 }
 
 /* DMABUF: fill the buffer with its pattern, so that what vivid did not write stays visible. */
 static void fill_before_qbuf(struct session *s, unsigned i, uint64_t seed)
 {
-	size_t sz = s->lay.size;
+	size_t sz = s->lay.total_size;
 
-	assert_rc_equal(dmaio_sync_begin(s->bufs[i].b, DMAIO_SYNC_WRITE), 0);
+	assert_rc_equal(dmaio_buf_sync_begin(s->bufs[i].b, DMAIO_SYNC_WRITE), 0);
 	pat_fill(s->bufs[i].bmap, sz, seed, 0);
-	assert_rc_equal(dmaio_sync_end(s->bufs[i].b, DMAIO_SYNC_WRITE), 0);
+	assert_rc_equal(dmaio_buf_sync_end(s->bufs[i].b, DMAIO_SYNC_WRITE), 0);
 	s->bufs[i].fill_seed = seed;
 }
 
@@ -378,7 +383,7 @@ static void check_written_by_vivid(struct session *s, unsigned i, unsigned frame
 	uint64_t vis = (uint64_t)s->fc->width * (s->fc->v4l2 == V4L2_PIX_FMT_YUYV ? 2 : 1);
 
 	for (unsigned p = 0; p < s->lay.num_planes; p++) {
-		const struct dmaio_plane *pl = &s->lay.planes[p];
+		const struct plane pl_v = plane_of(&s->lay, p), *pl = &pl_v;
 
 		for (uint64_t off = pl->offset; off < pl->offset + pl->size; off += pl->stride) {
 			if (pat_check(m + off, pl->stride, seed, off) < 0)
@@ -388,7 +393,7 @@ static void check_written_by_vivid(struct session *s, unsigned i, unsigned frame
 	}
 	/* the picture bytes of each line (a padded stride's tail is not vivid's to write) */
 	for (unsigned p = 0; p < s->lay.num_planes; p++) {
-		const struct dmaio_plane *pl = &s->lay.planes[p];
+		const struct plane pl_v = plane_of(&s->lay, p), *pl = &pl_v;
 
 		for (uint64_t off = pl->offset; off < pl->offset + pl->size; off += pl->stride) {
 			for (uint64_t x = off; x < off + vis; x++)
@@ -435,7 +440,7 @@ static int session_teardown(void **state)
 	if (s->vfd >= 0 && xioctl(s->vfd, VIDIOC_REQBUFS, &rb) && s->nbufs)
 		rc = -1;
 	for (unsigned i = 0; i < s->nbufs; i++)
-		dmaio_free(s->bufs[i].b);
+		dmaio_buf_free(s->bufs[i].b);
 	dmaio_queue_free(s->q);
 	dmaio_file_close(s->file);
 	for (unsigned k = 0; s->copy && k < s->nframes; k++)
@@ -507,6 +512,10 @@ static void capture_case(struct session *s, const struct fmt_case *fc)
 		struct dmaio_done done[MAX_BUFS];
 		unsigned n = 0, want = s->nbufs - 1, reaped = 0;
 
+		/* dmaio_queue_reap() is given done + reaped: every element carries the stride */
+		for (unsigned j = 0; j < MAX_BUFS; j++)
+			done[j] = (struct dmaio_done){ .struct_size = sizeof(done[j]) };
+
 		/* several frames at once, so several writes are in the queue together (one buffer
 		 * stays with vivid so it keeps capturing) */
 		if (want > s->nframes - frame)
@@ -519,6 +528,7 @@ static void capture_case(struct session *s, const struct fmt_case *fc)
 				gaps++;
 			last_seq = got[n].sequence;
 			memset(&ios[n], 0, sizeof(ios[n]));
+			ios[n].struct_size = sizeof(ios[n]);
 			ios[n].op = DMAIO_OP_WRITE;
 			ios[n].buf = s->bufs[got[n].index].b;
 			ios[n].buf_off = 0;
@@ -528,11 +538,11 @@ static void capture_case(struct session *s, const struct fmt_case *fc)
 			ios[n].user_data = frame + n;
 			n++;
 		}
-		assert_rc_equal(dmaio_submit(s->q, ios, n), n);
+		assert_rc_equal(dmaio_queue_submit(s->q, ios, n), n);
 		while (reaped < n) {
-			rc = dmaio_reap(s->q, done + reaped, n - reaped, n - reaped, -1);
+			rc = dmaio_queue_reap(s->q, done + reaped, n - reaped, n - reaped, -1);
 			if (rc <= 0)
-				fail_msg("dmaio_reap = %s", test_errname(rc));
+				fail_msg("dmaio_queue_reap = %s", test_errname(rc));
 			reaped += (unsigned)rc;
 		}
 		for (unsigned j = 0; j < n; j++) {
@@ -547,14 +557,14 @@ static void capture_case(struct session *s, const struct fmt_case *fc)
 			const uint8_t *ref;
 			long long bad;
 
-			assert_rc_equal(dmaio_sync_begin(s->bufs[idx].b, DMAIO_SYNC_READ), 0);
+			assert_rc_equal(dmaio_buf_sync_begin(s->bufs[idx].b, DMAIO_SYNC_READ), 0);
 			/* MMAP: the frame as V4L2 maps it; DMABUF: as our mapping shows it */
 			ref = mode_dmabuf ? s->bufs[idx].bmap : (const uint8_t *)s->bufs[idx].vmap;
 			if (!mode_dmabuf) {
 				/* the import maps the same memory */
 				bad = mem_first_diff(ref, s->bufs[idx].bmap, fsz);
 				if (bad >= 0)
-					fail_msg("frame %u: dmaio_map of the import differs "
+					fail_msg("frame %u: dmaio_buf_map of the import differs "
 						 "from the V4L2 mmap at byte %lld", k, bad);
 			} else {
 				check_written_by_vivid(s, idx, k);
@@ -569,7 +579,7 @@ static void capture_case(struct session *s, const struct fmt_case *fc)
 					 "from the frame at byte %lld (file 0x%02x, frame 0x%02x)",
 					 fc->name, k, idx, got[j].sequence, bad, s->rd[bad],
 					 ref[bad]);
-			assert_rc_equal(dmaio_sync_end(s->bufs[idx].b, DMAIO_SYNC_READ), 0);
+			assert_rc_equal(dmaio_buf_sync_end(s->bufs[idx].b, DMAIO_SYNC_READ), 0);
 			if (k > 0 && mem_first_diff(s->copy[k - 1], s->copy[k], fsz) >= 0)
 				ndiffer++;
 			if (mode_dmabuf)
@@ -645,7 +655,7 @@ static int cma_teardown(void **state)
 	struct cma_hold *h = *state;
 
 	for (size_t i = 0; i < ARRAY_SIZE(h->b); i++)
-		dmaio_free(h->b[i]);
+		dmaio_buf_free(h->b[i]);
 	free(h);
 	return 0;
 }
@@ -654,9 +664,9 @@ static void test_cma_limits(void **state)
 {
 	struct cma_hold *h = *state;
 	const char *provs[2] = { args.heap_name, NULL };
-	struct dmaio_alloc_opts o;
-	struct dmaio_image_desc d;
-	struct dmaio_image_layout lay;
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o) };
+	struct dmaio_image_desc d = { .struct_size = sizeof(d) };
+	struct dmaio_image_layout lay = { .struct_size = sizeof(lay) };
 	long total = test_meminfo("CmaTotal"), free0, free1, free2;
 	unsigned n = 1;
 	int fds, fds0, rc;
@@ -666,18 +676,16 @@ static void test_cma_limits(void **state)
 	printf("# CMA area: CmaTotal %ld KiB, CmaFree %ld KiB\n", total, test_meminfo("CmaFree"));
 
 	/* a 4K NV12 frame fits (12 MiB of a 64 MiB area): CmaFree drops */
-	memset(&o, 0, sizeof(o));
 	o.flags = DMAIO_ALLOC_CONTIGUOUS;
-	memset(&d, 0, sizeof(d));
 	d.width = 3840;
 	d.height = 2160;
 	d.fourcc = DRM_FORMAT_NV12;
 	free0 = test_meminfo("CmaFree");
 	/* providers NULL: the library picks a CMA heap */
-	assert_rc_equal(dmaio_alloc_image(ctx, &d, &o, &h->b[0], &lay), 0);
+	assert_rc_equal(dmaio_buf_alloc_image(ctx, &d, &o, &h->b[0], &lay, NULL), 0);
 	free1 = test_meminfo("CmaFree");
 	printf("# CONTIGUOUS 4K NV12: provider %s, %" PRIu64 " bytes, CmaFree %ld -> %ld KiB\n",
-	       dmaio_buf_provider(h->b[0]), lay.size, free0, free1);
+	       dmaio_buf_provider(h->b[0]), lay.total_size, free0, free1);
 	/* CmaFree drops by less than the size (movable pages that had borrowed the area are
 	 * migrated out), and pagemap cannot see the heap's VM_PFNMAP mapping: the proof that the
 	 * memory is the CMA area's is that the area runs out. 4K frames are allocated until the
@@ -688,28 +696,28 @@ static void test_cma_limits(void **state)
 	fds = test_count_fds();
 	o.providers = provs;
 	for (; n < ARRAY_SIZE(h->b); n++) {
-		rc = dmaio_alloc_image(ctx, &d, &o, &h->b[n], &lay);
+		rc = dmaio_buf_alloc_image(ctx, &d, &o, &h->b[n], &lay, NULL);
 		if (rc)
 			break;
 	}
 	printf("# %u CONTIGUOUS 4K NV12 frames (%" PRIu64 " KiB) from %s, then %s\n", n,
-	       n * lay.size / 1024, args.heap_name, test_errname(rc));
+	       n * lay.total_size / 1024, args.heap_name, test_errname(rc));
 	/* the allocation after the last one, from the full CMA area */
 	assert_rc_equal(rc, -ENOMEM);
 	assert_null(h->b[n]); /* no buffer with the refusal */
-	if ((long)(n * lay.size / 1024) > total)
-		fail_msg("%u x %" PRIu64 " bytes from a %ld KiB area: not CMA memory", n, lay.size,
-			 total);
+	if ((long)(n * lay.total_size / 1024) > total)
+		fail_msg("%u x %" PRIu64 " bytes from a %ld KiB area: not CMA memory", n,
+			 lay.total_size, total);
 	for (unsigned j = 0; j < n; j++) {
-		dmaio_free(h->b[j]);
+		dmaio_buf_free(h->b[j]);
 		h->b[j] = NULL;
 	}
 	/* fds counted with the first buffer: it and the others are gone now */
 	assert_true(test_count_fds() < fds);
 	o.providers = NULL;
 	/* the area is whole again */
-	assert_rc_equal(dmaio_alloc_image(ctx, &d, &o, &h->b[0], &lay), 0);
-	dmaio_free(h->b[0]);
+	assert_rc_equal(dmaio_buf_alloc_image(ctx, &d, &o, &h->b[0], &lay, NULL), 0);
+	dmaio_buf_free(h->b[0]);
 	h->b[0] = NULL;
 
 	/* larger than the whole CMA area: refused before the kernel is asked */
@@ -719,10 +727,11 @@ static void test_cma_limits(void **state)
 	d.height = (uint32_t)(((uint64_t)total * 1024 / (4096 * 3 / 2) + 16) & ~1ull);
 	o.providers = provs;
 	printf("# NV12 4096x%u (> CmaTotal) from %s\n", d.height, args.heap_name);
-	assert_rc_equal(dmaio_alloc_image(ctx, &d, &o, &h->b[0], &lay), -ENOMEM);
+	assert_rc_equal(dmaio_buf_alloc_image(ctx, &d, &o, &h->b[0], &lay, NULL), -ENOMEM);
 	assert_null(h->b[0]);
 	o.providers = NULL;
-	assert_rc_equal(dmaio_alloc_ex(ctx, (size_t)total * 1024 + MiB, &o, &h->b[0]), -ENOMEM);
+	assert_rc_equal(dmaio_buf_alloc(ctx, (uint64_t)total * 1024 + MiB, &o, &h->b[0], NULL),
+			-ENOMEM);
 	assert_null(h->b[0]);
 	free2 = test_meminfo("CmaFree");
 	/* the refusals allocated nothing */
@@ -771,7 +780,7 @@ int main(int argc, char **argv)
 	}
 	vfd = open_vivid(vpath, sizeof(vpath));
 	close(vfd);
-	rc = dmaio_ctx_new(&ctx);
+	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {
 		fprintf(stderr, "dmaio_ctx_new = %s\n", test_errname(rc));
 		return 1;

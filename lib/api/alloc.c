@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Allocation: the provider table, the choice of provider for heap NULL, and dmaio_alloc. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,7 +80,7 @@ static void probe_for(struct dmaio_ctx *c, const struct dmaio_provider *p)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* What one dmaio_alloc*() call asks for. */
+/* What one dmaio_buf_alloc*() call asks for, and the refusals met so far. */
 struct plan {
 	size_t size;
 	unsigned flags;
@@ -87,7 +88,24 @@ struct plan {
 	bool named;                            /* by the caller: naming must work */
 	const struct dmaio_image_desc *image_desc;
 	struct dmaio_image_layout *image;      /* NULL for a flat buffer */
+	char notes[512];                       /* "provider: why; provider: why" (reasons) */
 };
+
+/* One refusal, for the caller's reason. */
+__attribute__((format(printf, 2, 3)))
+static void note(struct plan *pl, const char *fmt, ...)
+{
+	size_t n = strlen(pl->notes);
+	va_list ap;
+
+	if (n + 3 >= sizeof(pl->notes))
+		return;
+	if (n)
+		n += (size_t)snprintf(pl->notes + n, sizeof(pl->notes) - n, "; ");
+	va_start(ap, fmt);
+	vsnprintf(pl->notes + n, sizeof(pl->notes) - n, fmt, ap);
+	va_end(ap);
+}
 
 #define CONSTRAINTS (DMAIO_ALLOC_CONTIGUOUS | DMAIO_ALLOC_UNCACHED)
 
@@ -120,14 +138,20 @@ static int meets(struct dmaio_ctx *c, const struct dmaio_provider *p, const char
  * page by page until the OOM killer fires, and dma-buf pages are in no process's RSS, so it may
  * kill another process. More than the machine's memory: -ENOMEM; more than the CMA area, for
  * the CMA heaps: -ENOMEM too (udmabuf's own limit gives -EFBIG in its provider). */
-static int fits(struct dmaio_ctx *c, bool contiguous, const char *name, size_t size)
+static int fits(struct dmaio_ctx *c, bool contiguous, const char *name, struct plan *pl)
 {
+	size_t size = pl->size;
+
 	if (c->mem_total && size > c->mem_total) {
+		note(pl, "%s: more than the machine's memory (MemTotal %llu MiB)", name,
+		     (unsigned long long)(c->mem_total >> 20));
 		DBG(c, "alloc %zu bytes from %s: more than the machine's memory (%llu MiB)", size, name,
 		    (unsigned long long)(c->mem_total >> 20));
 		return -ENOMEM;
 	}
 	if (contiguous && size > c->cma_total) {
+		note(pl, "%s: more than the CMA area (CmaTotal %llu MiB)", name,
+		     (unsigned long long)(c->cma_total >> 20));
 		DBG(c, "alloc %zu bytes from %s: more than the CMA area (CmaTotal %llu MiB); boot with "
 		    "a larger cma= or pick another heap", size, name,
 		    (unsigned long long)(c->cma_total >> 20));
@@ -150,7 +174,7 @@ static int check_label(const char *label)
 }
 
 static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, const char *name,
-			const struct plan *pl, struct dmaio_buf **out)
+			struct plan *pl, struct dmaio_buf **out)
 {
 	struct dmaio_alloc_req req = { .name = name, .size = pl->size, .label = pl->label,
 				       .image_desc = pl->image_desc };
@@ -162,13 +186,19 @@ static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, con
 	probe_for(c, p);
 	r = meets(c, p, name, pl->flags, &contiguous);
 	if (r <= 0) {
-		if (!r)
+		if (!r) {
 			DBG(c, "alloc from %s: it does not give%s%s memory", name,
 			    pl->flags & DMAIO_ALLOC_CONTIGUOUS ? " physically contiguous" : "",
 			    pl->flags & DMAIO_ALLOC_UNCACHED ? " uncached" : "");
+			note(pl, "%s: does not give%s%s memory", name,
+			     pl->flags & DMAIO_ALLOC_CONTIGUOUS ? " physically contiguous" : "",
+			     pl->flags & DMAIO_ALLOC_UNCACHED ? " uncached" : "");
+		} else {
+			note(pl, "%s: no such heap in /dev/dma_heap", name);
+		}
 		return r ? r : -EOPNOTSUPP;
 	}
-	r = fits(c, contiguous, name, pl->size);
+	r = fits(c, contiguous, name, pl);
 	if (r)
 		return r;
 	if (pl->image) {
@@ -180,19 +210,28 @@ static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, con
 		return r;
 	r = p->alloc(c, &req, b);
 	if (r) {
-		if (r == -EACCES)
+		if (r == -EACCES) {
 			DBG(c, "alloc from %s: no permission to open its device; install "
 			    "udev/60-dmaio.rules (or give this user access to the node)", name);
+			note(pl, "%s: no permission to open its device (install udev/60-dmaio.rules)",
+			     name);
+		} else if (r == -ENOENT) {
+			note(pl, "%s: its device is absent", name);
+		} else {
+			note(pl, "%s: %s", name, strerror(-r));
+		}
 		pthread_mutex_destroy(&b->lock);
 		free(b);
 		return r;
 	}
-	b->size = pl->image ? (size_t)image.size : pl->size;
+	b->size = pl->image ? (size_t)image.total_size : pl->size;
 	if (dmaio_buf_is_dmabuf(b)) {
 		r = sys_ioctl(b->fd, DMA_BUF_SET_NAME, (void *)pl->label);
 		if (r && pl->named) {
 			DBG(c, "alloc from %s: naming the buffer \"%s\": %s", name, pl->label,
 			    strerror(-r));
+			note(pl, "%s: the kernel refused the name \"%s\": %s", name, pl->label,
+			     strerror(-r));
 			close(b->fd);
 			if (b->memfd >= 0)
 				close(b->memfd);
@@ -223,7 +262,7 @@ static int worse(int have, int r)
  * RW_FILE first (the kernel does the I/O into its pages), then udmabuf (O_DIRECT into the same
  * pages), then the system heap, the CMA heaps, any other heap, DRM. With constraints: only the
  * heaps that meet them, the default CMA area's heap first. */
-static int alloc_best(struct dmaio_ctx *c, const struct plan *pl, struct dmaio_buf **out)
+static int alloc_best(struct dmaio_ctx *c, struct plan *pl, struct dmaio_buf **out)
 {
 	const char *order[16];
 	char heap_names[16][DMAIO_NAME_MAX];
@@ -285,6 +324,11 @@ static int alloc_best(struct dmaio_ctx *c, const struct plan *pl, struct dmaio_b
 			err = -EACCES;
 	}
 	if (constrained) {
+		if (err == -ENODEV && !pl->notes[0])
+			note(pl, "no heap here gives%s%s memory (CMA heaps need CONFIG_DMABUF_HEAPS_CMA "
+			     "and a CMA area)", pl->flags & DMAIO_ALLOC_CONTIGUOUS ?
+			     " physically contiguous" : "",
+			     pl->flags & DMAIO_ALLOC_UNCACHED ? " uncached" : "");
 		if (err == -ENODEV)
 			DBG(c, "alloc %zu bytes: no heap here gives%s%s memory (CMA heaps need "
 			    "CONFIG_DMABUF_HEAPS_CMA and a CMA area: cma= on the kernel command line or "
@@ -297,6 +341,10 @@ static int alloc_best(struct dmaio_ctx *c, const struct plan *pl, struct dmaio_b
 		DBG(c, "alloc %zu bytes: no dma-buf provider works; using a plain memfd", pl->size);
 		return try_provider(c, &dmaio_provider_memfd, "memfd", pl, out);
 	}
+	note(pl, "no dma-buf provider works here: /dev/dma_heap %s, /dev/udmabuf %s, DRM %s",
+	     n > 1 ? "present but refusing" : "empty or absent",
+	     udmabuf ? "present" : "absent or not accessible",
+	     c->sys.drm == DMAIO_CAP_YES ? "present" : "absent");
 	DBG(c, "alloc: no dma-buf provider: /dev/dma_heap is %s, /dev/udmabuf %s, DRM %s. Enable "
 	    "CONFIG_DMABUF_HEAPS_SYSTEM or CONFIG_UDMABUF (modprobe udmabuf), install "
 	    "udev/60-dmaio.rules for access, or pass DMAIO_ALLOC_ALLOW_NON_DMABUF / heap \"memfd\"",
@@ -307,14 +355,16 @@ static int alloc_best(struct dmaio_ctx *c, const struct plan *pl, struct dmaio_b
 }
 
 /* One named provider. */
-static int alloc_named(struct dmaio_ctx *c, const char *heap, const struct plan *pl,
+static int alloc_named(struct dmaio_ctx *c, const char *heap, struct plan *pl,
 		       struct dmaio_buf **out)
 {
 	const struct dmaio_provider *p = provider_by_name(heap);
 	int r;
 
-	if (p == &dmaio_provider_memfd && (pl->flags & DMAIO_ALLOC_DMABUF_ONLY))
+	if (p == &dmaio_provider_memfd && (pl->flags & DMAIO_ALLOC_DMABUF_ONLY)) {
+		note(pl, "memfd: not a dma-buf, and DMAIO_ALLOC_DMABUF_ONLY was asked");
 		return -EOPNOTSUPP;
+	}
 	r = try_provider(c, p, heap, pl, out);
 	if (r)
 		DBG(c, "alloc %zu bytes from %s: %s", pl->size, heap, strerror(-r));
@@ -322,7 +372,7 @@ static int alloc_named(struct dmaio_ctx *c, const char *heap, const struct plan 
 }
 
 /* The caller's list, in order; the most telling refusal when none works. */
-static int alloc_list(struct dmaio_ctx *c, const char *const *list, const struct plan *pl,
+static int alloc_list(struct dmaio_ctx *c, const char *const *list, struct plan *pl,
 		      struct dmaio_buf **out)
 {
 	int err = -ENODEV;
@@ -339,114 +389,171 @@ static int alloc_list(struct dmaio_ctx *c, const char *const *list, const struct
 	return err;
 }
 
-static int check_flags(unsigned flags)
+static int check_flags(uint32_t flags, struct dmaio_reason *why)
 {
 	if (flags & ~DMAIO_ALLOC_FLAGS_ALL)
-		return -EINVAL;
+		return dmaio_reason_set(why, -EINVAL, "unknown allocation flags 0x%x",
+					flags & ~DMAIO_ALLOC_FLAGS_ALL);
 	if ((flags & DMAIO_ALLOC_ALLOW_NON_DMABUF) && (flags & DMAIO_ALLOC_DMABUF_ONLY))
-		return -EINVAL;
+		return dmaio_reason_set(why, -EINVAL, "DMAIO_ALLOC_ALLOW_NON_DMABUF and "
+					"DMAIO_ALLOC_DMABUF_ONLY contradict each other");
 	return 0;
 }
 
-static int check_opts(const struct dmaio_alloc_opts *o)
+/* The caller's options, read into o (zeros when opts is NULL). */
+static int read_opts(struct dmaio_alloc_opts *o, const struct dmaio_alloc_opts *opts,
+		     struct dmaio_reason *why)
 {
 	size_t n = 0;
+	int r;
 
-	if (!o)
+	memset(o, 0, sizeof(*o));
+	if (!opts)
 		return 0;
-	if (check_flags(o->flags) || o->reserved0)
-		return -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(o->reserved); i++)
-		if (o->reserved[i])
-			return -EINVAL;
+	r = dmaio_abi_copy_in(o, sizeof(*o), opts, DMAIO_SIZE_ALLOC_OPTS);
+	if (r)
+		return dmaio_reason_set(why, r, "struct dmaio_alloc_opts: size %u %s", opts->struct_size,
+					r == -E2BIG ? "with non-zero bytes this library does not know"
+						    : "below its 1.0 size");
+	r = check_flags(o->flags, why);
+	if (r)
+		return r;
 	if (o->name && check_label(o->name))
-		return -EINVAL;
+		return dmaio_reason_set(why, -EINVAL, "buffer name \"%.40s\": 1 to %u printable "
+					"ASCII bytes", o->name, DMAIO_BUF_NAME_MAX - 1);
 	if (o->providers) {
-		for (; o->providers[n]; n++)
-			if (n >= 64 || check_heap_name(o->providers[n]))
-				return -EINVAL;
+		for (; o->providers[n]; n++) {
+			if (n >= DMAIO_ALLOC_PROVIDERS_MAX)
+				return dmaio_reason_set(why, -EINVAL, "more than %u providers",
+							DMAIO_ALLOC_PROVIDERS_MAX);
+			if (check_heap_name(o->providers[n]))
+				return dmaio_reason_set(why, -EINVAL, "provider name \"%.63s\": empty, "
+							"63 bytes or more, or with '/' or \"..\"",
+							o->providers[n]);
+		}
 		if (!n)
-			return -EINVAL;
+			return dmaio_reason_set(why, -EINVAL, "empty provider list");
 	}
 	return 0;
 }
 
 static int alloc_with(struct dmaio_ctx *ctx, const struct dmaio_alloc_opts *o, struct plan *pl,
-		      struct dmaio_buf **buf)
+		      struct dmaio_buf **buf, struct dmaio_reason *why)
 {
 	struct dmaio_ctx *c;
-
-	if (pl->size > (size_t)INT64_MAX)
-		return -EOVERFLOW;
-	c = dmaio_ctx_get(ctx);
-	if (!c)
-		return -ENOMEM;
-	if (o && o->providers)
-		return alloc_list(c, o->providers, pl, buf);
-	return alloc_best(c, pl, buf);
-}
-
-DMAIO_EXPORT int dmaio_alloc(struct dmaio_ctx *ctx, const char *heap, size_t size, unsigned flags,
-			     struct dmaio_buf **buf)
-{
-	struct plan pl = { .size = size, .flags = flags, .label = DMAIO_BUF_NAME };
-	struct dmaio_ctx *c;
-
-	if (!buf || check_flags(flags) || !size)
-		return -EINVAL;
-	if (heap && check_heap_name(heap))
-		return -EINVAL;
-	if (size > (size_t)INT64_MAX)
-		return -EOVERFLOW;
-	if (!heap)
-		return alloc_with(ctx, NULL, &pl, buf);
-	c = dmaio_ctx_get(ctx);
-	if (!c)
-		return -ENOMEM;
-	return alloc_named(c, heap, &pl, buf);
-}
-
-DMAIO_EXPORT int dmaio_alloc_ex(struct dmaio_ctx *ctx, size_t size,
-				const struct dmaio_alloc_opts *opts, struct dmaio_buf **buf)
-{
-	struct plan pl = { .size = size, .flags = opts ? opts->flags : 0,
-			   .label = opts && opts->name ? opts->name : DMAIO_BUF_NAME,
-			   .named = opts && opts->name };
-
-	if (!buf || !size || check_opts(opts))
-		return -EINVAL;
-	return alloc_with(ctx, opts, &pl, buf);
-}
-
-DMAIO_EXPORT int dmaio_image_layout(const struct dmaio_image_desc *desc,
-				    struct dmaio_image_layout *layout)
-{
-	if (!desc || !layout)
-		return -EINVAL;
-	return dmaio_image_compute(desc, 0, layout);
-}
-
-DMAIO_EXPORT int dmaio_alloc_image(struct dmaio_ctx *ctx, const struct dmaio_image_desc *desc,
-				   const struct dmaio_alloc_opts *opts, struct dmaio_buf **buf,
-				   struct dmaio_image_layout *layout)
-{
-	struct dmaio_image_layout l;
-	struct plan pl = { .flags = opts ? opts->flags : 0,
-			   .label = opts && opts->name ? opts->name : DMAIO_BUF_NAME,
-			   .named = opts && opts->name, .image_desc = desc, .image = &l };
 	int r;
 
-	if (!desc || !buf || !layout || check_opts(opts))
+	c = dmaio_ctx_get(ctx);
+	if (!c)
+		return -ENOMEM;
+	r = o->providers ? alloc_list(c, o->providers, pl, buf) : alloc_best(c, pl, buf);
+	if (r)
+		dmaio_reason_set(why, r, "cannot allocate %zu bytes: %s", pl->size,
+				 pl->notes[0] ? pl->notes : strerror(-r));
+	return r;
+}
+
+DMAIO_EXPORT int dmaio_buf_alloc(struct dmaio_ctx *ctx, uint64_t size,
+				 const struct dmaio_alloc_opts *opts, struct dmaio_buf **buf,
+				 struct dmaio_reason *reason)
+{
+	struct dmaio_alloc_opts o;
+	struct plan pl = { .size = (size_t)size };
+	int r;
+
+	if (dmaio_reason_check(reason))
 		return -EINVAL;
-	r = dmaio_image_compute(desc, 0, &l);
+	dmaio_reason_clear(reason);
+	if (!buf)
+		return dmaio_reason_set(reason, -EINVAL, "no place for the buffer (buf NULL)");
+	if (!size)
+		return dmaio_reason_set(reason, -EINVAL, "size 0");
+	r = read_opts(&o, opts, reason);
 	if (r)
 		return r;
-	if (l.size > SIZE_MAX)
-		return -EOVERFLOW;
-	pl.size = (size_t)l.size;
-	r = alloc_with(ctx, opts, &pl, buf);
+	if (size > (uint64_t)INT64_MAX || size > SIZE_MAX)
+		return dmaio_reason_set(reason, -EOVERFLOW, "size %llu is above INT64_MAX",
+					(unsigned long long)size);
+	pl.flags = o.flags;
+	pl.label = o.name ? o.name : DMAIO_BUF_NAME;
+	pl.named = o.name;
+	return alloc_with(ctx, &o, &pl, buf, reason);
+}
+
+/* The caller's image description, read and checked; why names the field. */
+static int read_image(struct dmaio_image_desc *d, const struct dmaio_image_desc *desc,
+		      struct dmaio_image_layout *l, struct dmaio_reason *why)
+{
+	char msg[160];
+	int r;
+
+	if (!desc)
+		return dmaio_reason_set(why, -EINVAL, "no image description (desc NULL)");
+	r = dmaio_abi_copy_in(d, sizeof(*d), desc, DMAIO_SIZE_IMAGE_DESC);
+	if (r)
+		return dmaio_reason_set(why, r, "struct dmaio_image_desc: size %u %s", desc->struct_size,
+					r == -E2BIG ? "with non-zero bytes this library does not know"
+						    : "below its 1.0 size");
+	r = dmaio_image_compute(d, 0, l, msg, sizeof(msg));
+	if (r)
+		return dmaio_reason_set(why, r, "%s", msg);
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_image_get_layout(const struct dmaio_image_desc *desc,
+					struct dmaio_image_layout *layout,
+					struct dmaio_reason *reason)
+{
+	struct dmaio_image_desc d;
+	struct dmaio_image_layout l;
+	int r;
+
+	if (dmaio_reason_check(reason))
+		return -EINVAL;
+	dmaio_reason_clear(reason);
+	if (dmaio_abi_check_out(layout, DMAIO_SIZE_IMAGE_LAYOUT))
+		return dmaio_reason_set(reason, -EINVAL, "layout NULL or its size below the 1.0 "
+					"size of struct dmaio_image_layout");
+	r = read_image(&d, desc, &l, reason);
 	if (!r)
-		*layout = l;
+		dmaio_abi_copy_out(layout, &l, sizeof(l));
+	return r;
+}
+
+DMAIO_EXPORT int dmaio_buf_alloc_image(struct dmaio_ctx *ctx, const struct dmaio_image_desc *desc,
+				       const struct dmaio_alloc_opts *opts, struct dmaio_buf **buf,
+				       struct dmaio_image_layout *layout,
+				       struct dmaio_reason *reason)
+{
+	struct dmaio_alloc_opts o;
+	struct dmaio_image_desc d;
+	struct dmaio_image_layout l;
+	struct plan pl = { .image_desc = &d, .image = &l };
+	int r;
+
+	if (dmaio_reason_check(reason))
+		return -EINVAL;
+	dmaio_reason_clear(reason);
+	if (!buf)
+		return dmaio_reason_set(reason, -EINVAL, "no place for the buffer (buf NULL)");
+	if (dmaio_abi_check_out(layout, DMAIO_SIZE_IMAGE_LAYOUT))
+		return dmaio_reason_set(reason, -EINVAL, "layout NULL or its size below the 1.0 "
+					"size of struct dmaio_image_layout");
+	r = read_opts(&o, opts, reason);
+	if (!r)
+		r = read_image(&d, desc, &l, reason);
+	if (r)
+		return r;
+	if (l.total_size > SIZE_MAX)
+		return dmaio_reason_set(reason, -EOVERFLOW, "the image needs %llu bytes",
+					(unsigned long long)l.total_size);
+	pl.size = (size_t)l.total_size;
+	pl.flags = o.flags;
+	pl.label = o.name ? o.name : DMAIO_BUF_NAME;
+	pl.named = o.name;
+	r = alloc_with(ctx, &o, &pl, buf, reason);
+	if (!r)
+		dmaio_abi_copy_out(layout, &l, sizeof(l));
 	return r;
 }
 

@@ -16,7 +16,7 @@
 
 #define DMA_BUF_MAGIC_FS 0x444d4142u /* "DMAB": the dma-buf pseudo filesystem */
 
-DMAIO_EXPORT int dmaio_import(struct dmaio_ctx *ctx, int dmabuf_fd, unsigned flags,
+DMAIO_EXPORT int dmaio_buf_import(struct dmaio_ctx *ctx, int dmabuf_fd, uint32_t flags,
 			      struct dmaio_buf **buf)
 {
 	struct dmaio_ctx *c;
@@ -61,7 +61,7 @@ DMAIO_EXPORT int dmaio_import(struct dmaio_ctx *ctx, int dmabuf_fd, unsigned fla
 	return 0;
 }
 
-DMAIO_EXPORT void dmaio_free(struct dmaio_buf *buf)
+DMAIO_EXPORT void dmaio_buf_free(struct dmaio_buf *buf)
 {
 	struct dmaio_ctx *c;
 
@@ -88,9 +88,9 @@ DMAIO_EXPORT int dmaio_buf_fd(const struct dmaio_buf *buf)
 	return buf ? buf->fd : -EINVAL;
 }
 
-DMAIO_EXPORT size_t dmaio_buf_size(const struct dmaio_buf *buf)
+DMAIO_EXPORT int64_t dmaio_buf_size(const struct dmaio_buf *buf)
 {
-	return buf ? buf->size : 0;
+	return buf ? (int64_t)buf->size : -EINVAL;
 }
 
 DMAIO_EXPORT int dmaio_buf_kind(const struct dmaio_buf *buf)
@@ -103,14 +103,14 @@ DMAIO_EXPORT const char *dmaio_buf_provider(const struct dmaio_buf *buf)
 	return buf ? buf->provider : NULL;
 }
 
-DMAIO_EXPORT int dmaio_map(struct dmaio_buf *buf, void **addr)
+DMAIO_EXPORT int dmaio_buf_map(struct dmaio_buf *buf, void **addr)
 {
 	if (!buf || !addr)
 		return -EINVAL;
 	return dmaio_buf_map_user(buf, addr);
 }
 
-DMAIO_EXPORT int dmaio_unmap(struct dmaio_buf *buf)
+DMAIO_EXPORT int dmaio_buf_unmap(struct dmaio_buf *buf)
 {
 	void *old;
 	int r;
@@ -141,24 +141,24 @@ static int sync_common(struct dmaio_buf *buf, unsigned dir, uint64_t when)
 	return dmaio_sync_ioctl(buf->fd, f | when);
 }
 
-DMAIO_EXPORT int dmaio_sync_begin(struct dmaio_buf *buf, unsigned dir)
+DMAIO_EXPORT int dmaio_buf_sync_begin(struct dmaio_buf *buf, uint32_t dir)
 {
 	return sync_common(buf, dir, DMA_BUF_SYNC_START);
 }
 
-DMAIO_EXPORT int dmaio_sync_end(struct dmaio_buf *buf, unsigned dir)
+DMAIO_EXPORT int dmaio_buf_sync_end(struct dmaio_buf *buf, uint32_t dir)
 {
 	return sync_common(buf, dir, DMA_BUF_SYNC_END);
 }
 
-DMAIO_EXPORT int dmaio_buf_stats(const struct dmaio_buf *buf, struct dmaio_stats *st)
+DMAIO_EXPORT int dmaio_buf_get_stats(const struct dmaio_buf *buf, struct dmaio_stats *st)
 {
 	struct dmaio_buf *b = (struct dmaio_buf *)buf;
 
-	if (!buf || !st)
+	if (!buf || dmaio_abi_check_out(st, DMAIO_SIZE_STATS))
 		return -EINVAL;
 	pthread_mutex_lock(&b->lock);
-	*st = b->stats;
+	dmaio_abi_copy_out(st, &b->stats, sizeof(b->stats));
 	pthread_mutex_unlock(&b->lock);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "../choose/choose.h"
 #include "../engine/engine.h"
 #include "../probe/probe.h"
 #include "../queue/queue.h"
@@ -14,31 +15,14 @@
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dmaio_ctx *default_ctx;
 
-static const char *const path_names[DMAIO_PATH_COUNT] = {
-	[DMAIO_PATH_AUTO] = "auto",
-	[DMAIO_PATH_RW_FILE] = "rw-file",
-	[DMAIO_PATH_URING_DMABUF] = "uring-dmabuf",
-	[DMAIO_PATH_UDMABUF_DIRECT] = "udmabuf-direct",
-	[DMAIO_PATH_BOUNCE_DIRECT] = "bounce-direct",
-	[DMAIO_PATH_BUFFERED] = "buffered",
-	[DMAIO_PATH_SENDFILE] = "sendfile",
-};
-
-DMAIO_EXPORT const char *dmaio_path_name(int path)
+DMAIO_EXPORT const char *dmaio_path_name(uint32_t path)
 {
-	if (path < 0 || path >= DMAIO_PATH_COUNT)
-		return NULL;
-	return path_names[path];
+	return dmaio_choose_path_name(path);
 }
 
 DMAIO_EXPORT int dmaio_path_from_name(const char *name)
 {
-	if (!name)
-		return -EINVAL;
-	for (int i = 0; i < DMAIO_PATH_COUNT; i++)
-		if (!strcmp(name, path_names[i]))
-			return i;
-	return -EINVAL;
+	return name ? dmaio_choose_path_by_name(name) : -EINVAL;
 }
 
 static int ctx_init(struct dmaio_ctx *c)
@@ -64,7 +48,7 @@ static int ctx_init(struct dmaio_ctx *c)
 	c->log_level = c->debug ? DMAIO_LOG_DEBUG : DMAIO_LOG_ERROR;
 	env = secure_getenv("DMAIO_PATH");
 	if (env && *env) {
-		int p = dmaio_path_from_name(env);
+		int p = dmaio_choose_path_by_name(env);
 
 		if (p < 0)
 			dmaio_log(c, "DMAIO_PATH=%s names no path; ignored", env);
@@ -97,18 +81,16 @@ void dmaio_ctx_probe_base(struct dmaio_ctx *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-DMAIO_EXPORT unsigned dmaio_version(void)
+DMAIO_EXPORT uint32_t dmaio_version(void)
 {
 	return DMAIO_VERSION_NUMBER;
 }
 
-DMAIO_EXPORT int dmaio_ctx_new(struct dmaio_ctx **ctx)
+static int ctx_new(struct dmaio_ctx **ctx)
 {
 	struct dmaio_ctx *c;
 	int r;
 
-	if (!ctx)
-		return -EINVAL;
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -119,6 +101,13 @@ DMAIO_EXPORT int dmaio_ctx_new(struct dmaio_ctx **ctx)
 	}
 	*ctx = c;
 	return 0;
+}
+
+DMAIO_EXPORT int dmaio_ctx_new(uint32_t flags, struct dmaio_ctx **ctx)
+{
+	if (!ctx || (flags & ~DMAIO_CTX_FLAGS_ALL))
+		return -EINVAL;
+	return ctx_new(ctx);
 }
 
 static void ctx_release(struct dmaio_ctx *c)
@@ -157,7 +146,7 @@ struct dmaio_ctx *dmaio_ctx_get(struct dmaio_ctx *ctx)
 	if (ctx)
 		return ctx;
 	pthread_mutex_lock(&default_lock);
-	if (!default_ctx && !dmaio_ctx_new(&c)) {
+	if (!default_ctx && !ctx_new(&c)) {
 		c->is_default = true;
 		default_ctx = c;
 	}
@@ -166,7 +155,7 @@ struct dmaio_ctx *dmaio_ctx_get(struct dmaio_ctx *ctx)
 	return c;
 }
 
-DMAIO_EXPORT int dmaio_ctx_set_log(struct dmaio_ctx *ctx, int level, dmaio_log_fn fn,
+DMAIO_EXPORT int dmaio_ctx_set_log(struct dmaio_ctx *ctx, uint32_t level, dmaio_log_fn fn,
 				void *userdata)
 {
 	struct dmaio_ctx *c;
@@ -182,23 +171,23 @@ DMAIO_EXPORT int dmaio_ctx_set_log(struct dmaio_ctx *ctx, int level, dmaio_log_f
 	pthread_mutex_lock(&c->log_lock);
 	c->log_fn = fn;
 	c->log_data = fn ? userdata : NULL;
-	__atomic_store_n(&c->log_level, c->debug ? DMAIO_LOG_DEBUG : fn ? level : DMAIO_LOG_ERROR,
+	__atomic_store_n(&c->log_level, c->debug ? DMAIO_LOG_DEBUG : fn ? (int)level : DMAIO_LOG_ERROR,
 			 __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->log_lock);
 	return 0;
 }
 
-DMAIO_EXPORT int dmaio_ctx_stats(struct dmaio_ctx *ctx, struct dmaio_stats *st)
+DMAIO_EXPORT int dmaio_ctx_get_stats(struct dmaio_ctx *ctx, struct dmaio_stats *st)
 {
 	struct dmaio_ctx *c;
 
-	if (!st)
+	if (dmaio_abi_check_out(st, DMAIO_SIZE_STATS))
 		return -EINVAL;
 	c = dmaio_ctx_get(ctx);
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->io_lock);
-	*st = c->stats;
+	dmaio_abi_copy_out(st, &c->stats, sizeof(c->stats));
 	pthread_mutex_unlock(&c->io_lock);
 	return 0;
 }

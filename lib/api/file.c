@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Registered files (dmaio_file_open) and the per-file probe (dmaio_probe_file). */
+/* Registered files (dmaio_file_open) and the per-file probe (dmaio_fd_get_info). */
 #include <fcntl.h>
 #include <stdlib.h>
 
 #include "api.h"
 #include "../probe/probe.h"
 
-DMAIO_EXPORT int dmaio_file_open(struct dmaio_ctx *ctx, int fd, unsigned flags,
+DMAIO_EXPORT int dmaio_file_open(struct dmaio_ctx *ctx, int fd, uint32_t flags,
 				 struct dmaio_file **file)
 {
 	struct dmaio_file *f;
@@ -44,25 +44,30 @@ DMAIO_EXPORT void dmaio_file_close(struct dmaio_file *file)
 
 DMAIO_EXPORT int dmaio_file_get_info(const struct dmaio_file *file, struct dmaio_file_info *info)
 {
-	if (!file || !info)
+	struct dmaio_file_info fi;
+
+	if (!file || dmaio_abi_check_out(info, DMAIO_SIZE_FILE_INFO))
 		return -EINVAL;
-	dmaio_file_fill_info(file, info);
+	dmaio_file_fill_info(file, &fi);
+	dmaio_abi_copy_out(info, &fi, sizeof(fi));
 	return 0;
 }
 
-DMAIO_EXPORT int dmaio_probe_file(struct dmaio_ctx *ctx, int fd, struct dmaio_file_info *info)
+DMAIO_EXPORT int dmaio_fd_get_info(int fd, struct dmaio_file_info *info)
 {
+	struct dmaio_file_info fi;
 	struct dmaio_file f;
 	int r;
 
-	(void)ctx;
-	if (!info)
+	if (dmaio_abi_check_out(info, DMAIO_SIZE_FILE_INFO))
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
 	r = dmaio_file_probe(NULL, fd, false, &f);
-	if (!r)
-		dmaio_file_fill_info(&f, info);
+	if (!r) {
+		dmaio_file_fill_info(&f, &fi);
+		dmaio_abi_copy_out(info, &fi, sizeof(fi));
+	}
 	dmaio_file_release(&f);
 	return r;
 }

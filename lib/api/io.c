@@ -7,15 +7,14 @@
 #include "../probe/probe.h"
 #include "../queue/queue.h"
 
-int dmaio_check_range(const struct dmaio_buf *buf, uint64_t buf_off, int64_t file_off,
-		      uint64_t len, unsigned flags)
+int dmaio_check_range(const struct dmaio_buf *buf, uint64_t buf_off, uint64_t file_off,
+		      uint64_t len, uint32_t flags)
 {
 	if (!buf || (flags & ~DMAIO_RW_FLAGS_ALL) ||
 	    (flags & DMAIO_RW_PATH_MASK) >= DMAIO_PATH_COUNT)
 		return -EINVAL;
-	if (file_off < 0)
-		return -EINVAL;
-	if (buf_off > UINT64_MAX - len || len > (uint64_t)INT64_MAX - (uint64_t)file_off)
+	if (buf_off > UINT64_MAX - len || file_off > (uint64_t)INT64_MAX ||
+	    len > (uint64_t)INT64_MAX - file_off)
 		return -EOVERFLOW;
 	if (buf_off + len > buf->size)
 		return -EINVAL;
@@ -24,17 +23,34 @@ int dmaio_check_range(const struct dmaio_buf *buf, uint64_t buf_off, int64_t fil
 
 static void fill_xfer(struct dmaio_xfer *x, const struct dmaio_req *r)
 {
+	struct dmaio_xfer v = { .struct_size = sizeof(v) };
+
 	if (!x)
 		return;
-	x->done = r->done;
-	x->path = r->bulk;
-	x->fallbacks = r->fallbacks;
-	x->unaligned = r->unaligned;
-	x->ns = r->t0; /* the duration, once finished */
+	v.done = r->done;
+	v.path = (uint32_t)r->bulk;
+	v.fallbacks = r->fallbacks;
+	v.unaligned = r->unaligned;
+	v.ns = r->t0; /* the duration, once finished */
+	dmaio_abi_copy_out(x, &v, sizeof(v));
 }
 
-static ssize_t run(struct dmaio_buf *buf, size_t buf_off, struct dmaio_file *f, off_t file_off,
-		   size_t len, unsigned flags, struct dmaio_xfer *xfer, bool write)
+/* A caller's xfer: checked with the arguments, then zeroed (nothing done yet). */
+static int xfer_begin(struct dmaio_xfer *x)
+{
+	struct dmaio_xfer zero = { .struct_size = sizeof(zero) };
+
+	if (!x)
+		return 0;
+	if (dmaio_abi_check_out(x, DMAIO_SIZE_XFER))
+		return -EINVAL;
+	dmaio_abi_copy_out(x, &zero, sizeof(zero));
+	return 0;
+}
+
+static int64_t run(struct dmaio_buf *buf, uint64_t buf_off, struct dmaio_file *f,
+		   uint64_t file_off, uint64_t len, uint32_t flags, struct dmaio_xfer *xfer,
+		   bool write)
 {
 	struct dmaio_req r;
 	int err = dmaio_file_check_dir(f, write);
@@ -44,23 +60,23 @@ static ssize_t run(struct dmaio_buf *buf, size_t buf_off, struct dmaio_file *f, 
 	if (!len)
 		return 0;
 	dmaio_ctx_probe_base(buf->ctx);
-	dmaio_q_req_init(&r, buf, f, write, buf_off, (uint64_t)file_off, len, flags, 0);
+	dmaio_q_req_init(&r, buf, f, write, buf_off, file_off, len, flags, 0);
 	err = dmaio_q_run_one(buf->ctx, &r);
 	if (err)
 		return err;
 	fill_xfer(xfer, &r);
-	return r.res < 0 ? (ssize_t)r.res : (ssize_t)r.done;
+	return r.res < 0 ? r.res : (int64_t)r.done;
 }
 
-static ssize_t do_io(struct dmaio_buf *buf, size_t buf_off, int fd, off_t file_off, size_t len,
-		     unsigned flags, struct dmaio_xfer *xfer, bool write)
+static int64_t do_io(int fd, uint64_t file_off, struct dmaio_buf *buf, uint64_t buf_off,
+		     uint64_t len, uint32_t flags, struct dmaio_xfer *xfer, bool write)
 {
 	struct dmaio_file f;
-	ssize_t r;
+	int64_t r;
 
-	if (xfer)
-		memset(xfer, 0, sizeof(*xfer));
-	r = dmaio_check_range(buf, buf_off, file_off, len, flags);
+	r = xfer_begin(xfer);
+	if (!r)
+		r = dmaio_check_range(buf, buf_off, file_off, len, flags);
 	if (r)
 		return r;
 	if (fd < 0)
@@ -73,21 +89,22 @@ static ssize_t do_io(struct dmaio_buf *buf, size_t buf_off, int fd, off_t file_o
 		 * transfer, counted like one */
 		struct dmaio_req q;
 
-		dmaio_q_req_init(&q, buf, &f, write, buf_off, (uint64_t)file_off, len, flags, 0);
+		dmaio_q_req_init(&q, buf, &f, write, buf_off, file_off, len, flags, 0);
 		dmaio_q_account_failed(&q, (int)r);
 	}
 	dmaio_file_release(&f);
 	return r;
 }
 
-static ssize_t do_file_io(struct dmaio_file *file, off_t file_off, struct dmaio_buf *buf,
-			  size_t buf_off, size_t len, unsigned flags, struct dmaio_xfer *xfer,
+static int64_t do_file_io(struct dmaio_file *file, uint64_t file_off, struct dmaio_buf *buf,
+			  uint64_t buf_off, uint64_t len, uint32_t flags, struct dmaio_xfer *xfer,
 			  bool write)
 {
-	ssize_t r;
+	int64_t r;
 
-	if (xfer)
-		memset(xfer, 0, sizeof(*xfer));
+	r = xfer_begin(xfer);
+	if (r)
+		return r;
 	if (!file)
 		return -EINVAL;
 	r = dmaio_check_range(buf, buf_off, file_off, len, flags);
@@ -98,71 +115,62 @@ static ssize_t do_file_io(struct dmaio_file *file, off_t file_off, struct dmaio_
 	return run(buf, buf_off, file, file_off, len, flags, xfer, write);
 }
 
-DMAIO_EXPORT ssize_t dmaio_read_file_ex(struct dmaio_buf *buf, size_t buf_off, int fd,
-					off_t file_off, size_t len, unsigned flags,
-					struct dmaio_xfer *xfer)
+DMAIO_EXPORT int64_t dmaio_fd_read(int fd, uint64_t file_off, struct dmaio_buf *buf,
+				   uint64_t buf_off, uint64_t len, uint32_t flags,
+				   struct dmaio_xfer *xfer)
 {
-	return do_io(buf, buf_off, fd, file_off, len, flags, xfer, false);
+	return do_io(fd, file_off, buf, buf_off, len, flags, xfer, false);
 }
 
-DMAIO_EXPORT ssize_t dmaio_write_file_ex(struct dmaio_buf *buf, size_t buf_off, int fd,
-					 off_t file_off, size_t len, unsigned flags,
-					 struct dmaio_xfer *xfer)
+DMAIO_EXPORT int64_t dmaio_fd_write(int fd, uint64_t file_off, struct dmaio_buf *buf,
+				    uint64_t buf_off, uint64_t len, uint32_t flags,
+				    struct dmaio_xfer *xfer)
 {
-	return do_io(buf, buf_off, fd, file_off, len, flags, xfer, true);
+	return do_io(fd, file_off, buf, buf_off, len, flags, xfer, true);
 }
 
-DMAIO_EXPORT ssize_t dmaio_read_file(struct dmaio_buf *buf, size_t buf_off, int fd, off_t file_off,
-				     size_t len, unsigned flags)
-{
-	return do_io(buf, buf_off, fd, file_off, len, flags, NULL, false);
-}
-
-DMAIO_EXPORT ssize_t dmaio_write_file(struct dmaio_buf *buf, size_t buf_off, int fd,
-				      off_t file_off, size_t len, unsigned flags)
-{
-	return do_io(buf, buf_off, fd, file_off, len, flags, NULL, true);
-}
-
-DMAIO_EXPORT ssize_t dmaio_file_read(struct dmaio_file *file, off_t file_off, struct dmaio_buf *buf,
-				     size_t buf_off, size_t len, unsigned flags,
-				     struct dmaio_xfer *xfer)
+DMAIO_EXPORT int64_t dmaio_file_read(struct dmaio_file *file, uint64_t file_off,
+				     struct dmaio_buf *buf, uint64_t buf_off, uint64_t len,
+				     uint32_t flags, struct dmaio_xfer *xfer)
 {
 	return do_file_io(file, file_off, buf, buf_off, len, flags, xfer, false);
 }
 
-DMAIO_EXPORT ssize_t dmaio_file_write(struct dmaio_file *file, off_t file_off,
-				      struct dmaio_buf *buf, size_t buf_off, size_t len,
-				      unsigned flags, struct dmaio_xfer *xfer)
+DMAIO_EXPORT int64_t dmaio_file_write(struct dmaio_file *file, uint64_t file_off,
+				      struct dmaio_buf *buf, uint64_t buf_off, uint64_t len,
+				      uint32_t flags, struct dmaio_xfer *xfer)
 {
 	return do_file_io(file, file_off, buf, buf_off, len, flags, xfer, true);
 }
 
-DMAIO_EXPORT int dmaio_choose_path(struct dmaio_buf *buf, size_t buf_off, int fd, off_t file_off,
-				   size_t len, int write, unsigned flags, char *why, size_t why_len)
+DMAIO_EXPORT int dmaio_fd_choose_path(int fd, uint64_t file_off, struct dmaio_buf *buf,
+				      uint64_t buf_off, uint64_t len, uint32_t op, uint32_t flags,
+				      struct dmaio_reason *reason)
 {
 	struct dmaio_file f;
 	struct dmaio_req r;
 	const char *w = NULL;
+	bool write = op == DMAIO_OP_WRITE;
 	int err;
 
+	if (dmaio_reason_check(reason) || (op != DMAIO_OP_READ && op != DMAIO_OP_WRITE))
+		return -EINVAL;
+	dmaio_reason_clear(reason);
 	err = dmaio_check_range(buf, buf_off, file_off, len, flags);
 	if (err)
 		return err;
 	if (fd < 0)
 		return -EBADF;
-	if (why && why_len)
-		why[0] = 0;
 	err = dmaio_file_probe(buf->ctx, fd, false, &f);
 	if (!err)
-		err = dmaio_file_check_dir(&f, write != 0);
+		err = dmaio_file_check_dir(&f, write);
 	if (!err) {
 		dmaio_ctx_probe_base(buf->ctx);
-		dmaio_q_req_init(&r, buf, &f, write != 0, buf_off, (uint64_t)file_off, len, flags, 0);
+		dmaio_q_req_init(&r, buf, &f, write, buf_off, file_off, len, flags, 0);
 		err = dmaio_q_choose(&r, &w);
 	}
 	dmaio_file_release(&f);
-	if (why && why_len)
-		snprintf(why, why_len, "%s", w ? w : "");
+	if (w)
+		dmaio_reason_set(reason, err < 0 ? err : 0, "%s", w);
 	return err;
 }

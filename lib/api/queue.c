@@ -15,7 +15,7 @@ struct dmaio_queue {
 	struct dmaio_q *q;
 };
 
-DMAIO_EXPORT int dmaio_queue_new(struct dmaio_ctx *ctx, unsigned depth, unsigned flags,
+DMAIO_EXPORT int dmaio_queue_new(struct dmaio_ctx *ctx, uint32_t depth, uint32_t flags,
 				 struct dmaio_queue **q)
 {
 	struct dmaio_queue *dq;
@@ -51,13 +51,21 @@ DMAIO_EXPORT void dmaio_queue_free(struct dmaio_queue *q)
 	free(q);
 }
 
-static int check_io(const struct dmaio_queue *q, const struct dmaio_io *io)
+/* One range of a batch, read into *io (the caller's struct may be of another version) and
+ * checked. */
+static int check_io(const struct dmaio_queue *q, const struct dmaio_io *in, uint32_t stride,
+		    struct dmaio_io *io)
 {
 	int r;
 
+	if (in->struct_size != stride)
+		return -EINVAL;
+	r = dmaio_abi_copy_in(io, sizeof(*io), in, DMAIO_SIZE_IO);
+	if (r)
+		return r;
 	if (io->op != DMAIO_OP_READ && io->op != DMAIO_OP_WRITE)
 		return -EINVAL;
-	if (io->reserved[0] || io->reserved[1] || !io->file)
+	if (io->pad0 || !io->file)
 		return -EINVAL;
 	r = dmaio_check_range(io->buf, io->buf_off, io->file_off, io->len, io->flags);
 	if (r)
@@ -67,14 +75,21 @@ static int check_io(const struct dmaio_queue *q, const struct dmaio_io *io)
 	return dmaio_file_check_dir(io->file, io->op == DMAIO_OP_WRITE);
 }
 
-DMAIO_EXPORT int dmaio_submit(struct dmaio_queue *q, const struct dmaio_io *ios, unsigned n)
+static const struct dmaio_io *io_at(const struct dmaio_io *ios, uint32_t stride, uint32_t i)
 {
-	unsigned i;
+	return (const struct dmaio_io *)((const char *)ios + (size_t)stride * i);
+}
+
+DMAIO_EXPORT int dmaio_queue_submit(struct dmaio_queue *q, const struct dmaio_io *ios, uint32_t n)
+{
+	struct dmaio_io io;
+	uint32_t i, stride;
 
 	if (!q || (!ios && n))
 		return -EINVAL;
+	stride = n ? ios[0].struct_size : 0;
 	for (i = 0; i < n; i++) {
-		int r = check_io(q, &ios[i]);
+		int r = check_io(q, io_at(ios, stride, i), stride, &io);
 
 		if (r)
 			return r;
@@ -82,27 +97,28 @@ DMAIO_EXPORT int dmaio_submit(struct dmaio_queue *q, const struct dmaio_io *ios,
 	if (n && !dmaio_q_room(q->q))
 		return -EAGAIN;
 	for (i = 0; i < n; i++) {
-		const struct dmaio_io *io = &ios[i];
 		struct dmaio_req *r = dmaio_q_req_get(q->q);
 
 		if (!r)
 			break;
-		dmaio_q_req_init(r, io->buf, io->file, io->op == DMAIO_OP_WRITE, io->buf_off,
-				 (uint64_t)io->file_off, io->len, io->flags, io->user_data);
+		check_io(q, io_at(ios, stride, i), stride, &io); /* checked above: a copy */
+		dmaio_q_req_init(r, io.buf, io.file, io.op == DMAIO_OP_WRITE, io.buf_off,
+				 io.file_off, io.len, io.flags, io.user_data);
 		dmaio_q_push(q->q, r);
 	}
 	dmaio_q_kick(q->q); /* start the I/O; never waits */
 	return (int)i;
 }
 
-DMAIO_EXPORT int dmaio_reap(struct dmaio_queue *q, struct dmaio_done *out, unsigned max,
-			    unsigned min, int timeout_ms)
+DMAIO_EXPORT int dmaio_queue_reap(struct dmaio_queue *q, struct dmaio_done *out, uint32_t max,
+				  uint32_t min, int timeout_ms)
 {
 	struct dmaio_req *got[64];
-	unsigned n = 0;
+	uint32_t n = 0, stride;
 
-	if (!q || !out || !max || min > max)
+	if (!q || !out || !max || min > max || dmaio_abi_check_out(out, DMAIO_SIZE_DONE))
 		return -EINVAL;
+	stride = out[0].struct_size;
 	do {
 		unsigned want = MIN(max - n, ARRAY_SIZE(got));
 		int k = dmaio_q_reap(q->q, got, want, MIN(want, min > n ? min - n : 0), timeout_ms);
@@ -110,17 +126,19 @@ DMAIO_EXPORT int dmaio_reap(struct dmaio_queue *q, struct dmaio_done *out, unsig
 		if (k < 0)
 			return n ? (int)n : k;
 		for (int i = 0; i < k; i++) {
-			struct dmaio_done *d = &out[n++];
+			struct dmaio_done *d = (struct dmaio_done *)((char *)out + (size_t)stride * n++);
+			struct dmaio_done v = { .struct_size = sizeof(v) };
 			struct dmaio_req *r = got[i];
 
-			memset(d, 0, sizeof(*d));
-			d->user_data = r->user_data;
-			d->res = r->res;
-			d->done = r->done;
-			d->path = r->bulk;
-			d->fallbacks = r->fallbacks;
-			d->unaligned = r->unaligned;
-			d->ns = r->t0;
+			v.user_data = r->user_data;
+			v.res = r->res;
+			v.done = r->done;
+			v.path = (uint32_t)r->bulk;
+			v.fallbacks = r->fallbacks;
+			v.unaligned = r->unaligned;
+			v.ns = r->t0;
+			d->struct_size = stride;
+			dmaio_abi_copy_out(d, &v, sizeof(v));
 			dmaio_q_req_put(q->q, r);
 		}
 		if (!k || (unsigned)k < want)
@@ -134,17 +152,21 @@ DMAIO_EXPORT int dmaio_queue_fd(const struct dmaio_queue *q)
 	return q ? dmaio_q_fd(q->q) : -EINVAL;
 }
 
-DMAIO_EXPORT int dmaio_cancel(struct dmaio_queue *q, uint64_t user_data, unsigned flags)
+DMAIO_EXPORT int dmaio_queue_cancel(struct dmaio_queue *q, uint64_t user_data, uint32_t flags)
 {
 	if (!q || (flags & ~DMAIO_CANCEL_ALL))
 		return -EINVAL;
 	return dmaio_q_cancel(q->q, user_data, flags & DMAIO_CANCEL_ALL);
 }
 
-DMAIO_EXPORT int dmaio_queue_progress(const struct dmaio_queue *q, struct dmaio_progress *p)
+DMAIO_EXPORT int dmaio_queue_get_progress(const struct dmaio_queue *q, struct dmaio_progress *p)
 {
-	if (!q || !p)
+	struct dmaio_progress v;
+
+	if (!q || dmaio_abi_check_out(p, DMAIO_SIZE_PROGRESS))
 		return -EINVAL;
-	dmaio_q_progress(q->q, p);
+	dmaio_q_progress(q->q, &v);
+	v.struct_size = sizeof(v);
+	dmaio_abi_copy_out(p, &v, sizeof(v));
 	return 0;
 }

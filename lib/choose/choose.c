@@ -24,6 +24,27 @@ const struct dmaio_path_ops *dmaio_path_by_id(int id)
 	return NULL;
 }
 
+/* The one table of path names is the path table's (each path's ops->name), plus "auto". */
+const char *dmaio_choose_path_name(uint32_t id)
+{
+	const struct dmaio_path_ops *p;
+
+	if (id == DMAIO_PATH_AUTO)
+		return "auto";
+	p = id < DMAIO_PATH_COUNT ? dmaio_path_by_id((int)id) : NULL;
+	return p ? p->name : NULL;
+}
+
+int dmaio_choose_path_by_name(const char *name)
+{
+	if (!strcmp(name, "auto"))
+		return DMAIO_PATH_AUTO;
+	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++)
+		if (!strcmp(path_table[i]->name, name))
+			return path_table[i]->id;
+	return -EINVAL;
+}
+
 bool dmaio_choose_may_fall_back(const struct dmaio_req *r, const struct dmaio_path_ops *p)
 {
 	return !(r->forced == p->id && (r->flags & DMAIO_RW_NO_FALLBACK));
@@ -49,7 +70,7 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, i
 			return p;
 		}
 		r->tried |= 1u << r->forced;
-		INFO(r->ctx, "  forced path %s cannot serve: %s", dmaio_path_name(r->forced), w);
+		INFO(r->ctx, "  forced path %s cannot serve: %s", dmaio_choose_path_name((uint32_t)r->forced), w);
 		if (r->flags & DMAIO_RW_NO_FALLBACK) {
 			*err = -EOPNOTSUPP;
 			return NULL;

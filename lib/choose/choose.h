@@ -14,6 +14,9 @@
 const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, int *score,
 					  const char **why, int *err);
 const struct dmaio_path_ops *dmaio_path_by_id(int id);
+/* the name of a path value ("auto" for 0), NULL for none; and the reverse (-EINVAL) */
+const char *dmaio_choose_path_name(uint32_t id);
+int dmaio_choose_path_by_name(const char *name);
 /* may a refusal of path p make r fall back? */
 bool dmaio_choose_may_fall_back(const struct dmaio_req *r, const struct dmaio_path_ops *p);
 

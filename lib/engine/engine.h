@@ -87,7 +87,7 @@ void dmaio_uring_dmabuf_request(struct io_uring_rsrc_update2 *up, struct dmaio_i
 				unsigned slot, int dmabuf_fd, int target_fd);
 int dmaio_engine_dmabuf_probe(int dmabuf_fd, int target_fd);
 /* what the kernel offers: a ring, registered buffers */
-void dmaio_engine_probe(struct dmaio_sys_info *s);
+void dmaio_engine_probe(struct dmaio_sys_facts *s);
 
 /* worker threads of a context (pool.c) */
 int dmaio_pool_push(struct dmaio_ctx *ctx, struct dmaio_op *op); /* -errno: no worker */

@@ -62,7 +62,7 @@ struct dmaio_engine {
 
 static int dmabuf_kernel(struct io_uring *ring);
 
-void dmaio_engine_probe(struct dmaio_sys_info *s)
+void dmaio_engine_probe(struct dmaio_sys_facts *s)
 {
 	struct io_uring ring;
 	struct iovec iov;

@@ -8,11 +8,12 @@
  * Only general.alignment is kept of the metadata; every value is checked and skipped.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dmaio-types.h"
-#include "model.h"
+#include "model.h" /* the public API, then dmaio-types.h */
 
 enum {
 	GGUF_UINT8 = 0, GGUF_INT8 = 1, GGUF_UINT16 = 2, GGUF_INT16 = 3, GGUF_UINT32 = 4,
@@ -29,12 +30,35 @@ enum {
 /* a buffered reader over the header */
 struct rd {
 	int fd;
+	uint32_t file;           /* its index, for the reasons */
+	struct dmaio_reason *why;
 	uint64_t size;
 	uint64_t pos;       /* file position of the next byte */
 	uint64_t buf_pos;   /* file position of buf[0] */
 	size_t buf_len;
 	unsigned char buf[65536];
 };
+
+/* A read of @what at @at failed with @e: say so. */
+__attribute__((format(printf, 4, 5)))
+static int rd_why(struct rd *r, int e, uint64_t at, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (e == -ENODATA)
+		return dmaio_reason_set(r->why, e, "file %u: %s at offset %llu runs past the end of "
+					"the file (%llu bytes)", r->file, what,
+					(unsigned long long)at, (unsigned long long)r->size);
+	if (e == -ENOMEM)
+		return dmaio_reason_set(r->why, e, "file %u: out of memory reading %s", r->file,
+					what);
+	return dmaio_reason_set(r->why, e, "file %u: reading %s at offset %llu: %s", r->file,
+				what, (unsigned long long)at, strerror(-e));
+}
 
 static int rd_fill(struct rd *r, size_t need)
 {
@@ -111,31 +135,41 @@ static int rd_u64(struct rd *r, uint64_t *v)
 	return e;
 }
 
-/* a string: into *out (malloc'd, NUL-terminated) if out, else skipped after UTF-8 check */
-static int rd_string(struct rd *r, uint64_t max, char **out, size_t *len_out)
+/* A string (@what, for the reasons): into *out (malloc'd, NUL-terminated) if out, else skipped
+ * after its UTF-8 check. */
+static int rd_string(struct rd *r, uint64_t max, char **out, size_t *len_out, const char *what)
 {
-	uint64_t len;
-	char *s;
+	uint64_t len, at = r->pos;
+	char *s, sn[MODEL_SHOW_MAX];
 	int e = rd_u64(r, &len);
 
 	if (e < 0)
-		return e;
+		return rd_why(r, e, at, "the length of %s", what);
 	if (len > max)
-		return -E2BIG;
+		return dmaio_reason_set(r->why, -E2BIG, "file %u: %s at offset %llu: length %llu is "
+					"above the limit of %llu bytes", r->file, what,
+					(unsigned long long)at, (unsigned long long)len,
+					(unsigned long long)max);
 	if (r->size - r->pos < len)
-		return -ENODATA;
+		return dmaio_reason_set(r->why, -ENODATA, "file %u: %s at offset %llu: its %llu "
+					"bytes run past the end of the file (%llu bytes)", r->file,
+					what, (unsigned long long)at, (unsigned long long)len,
+					(unsigned long long)r->size);
 	s = malloc((size_t)len + 1);
 	if (!s)
-		return -ENOMEM;
+		return rd_why(r, -ENOMEM, at, "%s", what);
 	e = rd_bytes(r, s, (size_t)len);
 	if (e < 0) {
 		free(s);
-		return e;
+		return rd_why(r, e, at, "%s", what);
 	}
 	s[len] = 0;
 	if (!model_utf8_valid((unsigned char *)s, (size_t)len)) {
+		e = dmaio_reason_set(r->why, -EILSEQ, "file %u: %s \"%s\" at offset %llu is not "
+				     "valid UTF-8", r->file, what, model_show(sn, s, (size_t)len),
+				     (unsigned long long)at);
 		free(s);
-		return -EILSEQ;
+		return e;
 	}
 	if (len_out)
 		*len_out = (size_t)len;
@@ -157,53 +191,86 @@ static int scalar_size(uint32_t type)
 	}
 }
 
-static int skip_value(struct rd *r, uint32_t type, int depth)
+static const char *type_name(uint32_t type)
 {
-	int sz = scalar_size(type);
+	static const char *const names[] = { "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool",
+					     "string", "array", "u64", "i64", "f64" };
+
+	return type < ARRAY_SIZE(names) ? names[type] : "unknown";
+}
+
+/* the value of a key (@key: as shown in the reasons) */
+static int skip_value(struct rd *r, uint32_t type, int depth, const char *key)
+{
+	uint64_t at = r->pos;
+	int sz = scalar_size(type), e;
 
 	if (sz > 0) {
 		if (type == GGUF_BOOL) {
 			unsigned char b;
-			int e = rd_bytes(r, &b, 1);
 
-			if (e == 0 && b > 1)
-				return -EBADMSG;
-			return e;
+			e = rd_bytes(r, &b, 1);
+			if (e < 0)
+				return rd_why(r, e, at, "the bool value of key \"%s\"", key);
+			if (b > 1)
+				return dmaio_reason_set(r->why, -EBADMSG, "file %u: key \"%s\": bool "
+							"value %u at offset %llu is neither 0 nor 1",
+							r->file, key, b, (unsigned long long)at);
+			return 0;
 		}
-		return rd_skip(r, (uint64_t)sz);
+		e = rd_skip(r, (uint64_t)sz);
+		if (e < 0)
+			return rd_why(r, e, at, "the %s value of key \"%s\"", type_name(type), key);
+		return 0;
 	}
-	if (type == GGUF_STRING)
-		return rd_string(r, GGUF_STRING_MAX, NULL, NULL);
+	if (type == GGUF_STRING) {
+		char what[MODEL_SHOW_MAX + 32];
+
+		snprintf(what, sizeof(what), "key \"%s\": a string value", key);
+		return rd_string(r, GGUF_STRING_MAX, NULL, NULL, what);
+	}
 	if (type == GGUF_ARRAY) {
 		uint32_t et = 0;
-		uint64_t count = 0;
-		int e;
+		uint64_t count = 0, min;
 
 		if (depth >= GGUF_ARRAY_DEPTH)
-			return -E2BIG;
+			return dmaio_reason_set(r->why, -E2BIG, "file %u: key \"%s\": arrays nested "
+						"more than %d deep (at offset %llu)", r->file, key,
+						GGUF_ARRAY_DEPTH, (unsigned long long)at);
 		e = rd_u32(r, &et);
 		if (e == 0)
 			e = rd_u64(r, &count);
 		if (e < 0)
-			return e;
+			return rd_why(r, e, at, "the array head of key \"%s\"", key);
 		sz = scalar_size(et);
 		if (sz == 0 && et != GGUF_STRING && et != GGUF_ARRAY)
-			return -EBADMSG;
+			return dmaio_reason_set(r->why, -EBADMSG, "file %u: key \"%s\": an array of "
+						"unknown value type %u (at offset %llu)", r->file,
+						key, et, (unsigned long long)at);
 		/* every element takes at least its size (a string or array its 8/12-byte head) */
-		uint64_t min = sz ? (uint64_t)sz : et == GGUF_STRING ? 8 : 12;
-
+		min = sz ? (uint64_t)sz : et == GGUF_STRING ? 8 : 12;
 		if (count > (r->size - r->pos) / min)
-			return -ENODATA;
-		if (sz > 0 && et != GGUF_BOOL)
-			return rd_skip(r, count * (uint64_t)sz);
+			return dmaio_reason_set(r->why, -ENODATA, "file %u: key \"%s\": an array of "
+						"%llu %s elements at offset %llu runs past the end "
+						"of the file (%llu bytes)", r->file, key,
+						(unsigned long long)count, type_name(et),
+						(unsigned long long)at, (unsigned long long)r->size);
+		if (sz > 0 && et != GGUF_BOOL) {
+			e = rd_skip(r, count * (uint64_t)sz);
+			if (e < 0)
+				return rd_why(r, e, at, "the array of key \"%s\"", key);
+			return 0;
+		}
 		for (uint64_t i = 0; i < count; i++) {
-			e = skip_value(r, et, depth + 1);
+			e = skip_value(r, et, depth + 1, key);
 			if (e < 0)
 				return e;
 		}
 		return 0;
 	}
-	return -EBADMSG;
+	return dmaio_reason_set(r->why, -EBADMSG, "file %u: key \"%s\": unknown value type %u "
+				"(the value at offset %llu)", r->file, key, type,
+				(unsigned long long)at);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -211,64 +278,72 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* one key/value (@index): its key into *key; general.alignment into *alignment */
+static int read_kv(struct rd *r, uint64_t index, char **key, uint32_t *alignment)
+{
+	char what[64], sk[MODEL_SHOW_MAX];
+	uint64_t at = r->pos, vat;
+	uint32_t type;
+	size_t klen;
+	int e;
+
+	snprintf(what, sizeof(what), "metadata key %llu", (unsigned long long)index);
+	e = rd_string(r, GGUF_KEY_MAX, key, &klen, what);
+	if (e < 0)
+		return e;
+	model_show(sk, *key, klen);
+	if (klen == 0)
+		return dmaio_reason_set(r->why, -EBADMSG, "file %u: metadata key %llu at offset %llu "
+					"is empty", r->file, (unsigned long long)index,
+					(unsigned long long)at);
+	if (memchr(*key, 0, klen))
+		return dmaio_reason_set(r->why, -EBADMSG, "file %u: metadata key \"%s\" at offset "
+					"%llu contains a NUL byte", r->file, sk,
+					(unsigned long long)at);
+	vat = r->pos;
+	e = rd_u32(r, &type);
+	if (e < 0)
+		return rd_why(r, e, vat, "the value type of key \"%s\"", sk);
+	if (strcmp(*key, "general.alignment") != 0)
+		return skip_value(r, type, 0, sk);
+	if (type != GGUF_UINT32)
+		return dmaio_reason_set(r->why, -EBADMSG, "file %u: key \"general.alignment\" has "
+					"value type %u (%s), not u32 (%u)", r->file, type,
+					type_name(type), GGUF_UINT32);
+	vat = r->pos;
+	e = rd_u32(r, alignment);
+	if (e < 0)
+		return rd_why(r, e, vat, "the value of key \"general.alignment\"");
+	if (*alignment == 0 || (*alignment & (*alignment - 1)) != 0)
+		return dmaio_reason_set(r->why, -EBADMSG, "file %u: key \"general.alignment\" is "
+					"%u, not a power of two", r->file, *alignment);
+	return 0;
+}
+
 static int read_kvs(struct rd *r, uint64_t nkv, uint32_t *alignment)
 {
-	char **keys;
+	char **keys, sk[MODEL_SHOW_MAX];
 	int e = 0;
-	uint64_t got = 0;
 
 	/* the shortest key/value: an empty key head (8), the type (4), a u8 (1) */
 	if (nkv > (r->size - r->pos) / 13)
-		return -ENODATA;
+		return dmaio_reason_set(r->why, -ENODATA, "file %u: %llu metadata key/values cannot "
+					"fit in the %llu bytes after offset %llu (13 bytes or more "
+					"each)", r->file, (unsigned long long)nkv,
+					(unsigned long long)(r->size - r->pos),
+					(unsigned long long)r->pos);
 	keys = calloc(nkv ? nkv : 1, sizeof(char *));
 	if (!keys)
-		return -ENOMEM;
-	for (; got < nkv; got++) {
-		uint32_t type;
-		size_t klen;
-
-		e = rd_string(r, GGUF_KEY_MAX, &keys[got], &klen);
-		if (e < 0)
-			break;
-		e = rd_u32(r, &type);
-		if (e < 0) {
-			got++;
-			break;
-		}
-		if (klen == 0 || memchr(keys[got], 0, klen)) {
-			got++;
-			e = -EBADMSG;
-			break;
-		}
-		if (strcmp(keys[got], "general.alignment") == 0) {
-			uint32_t a;
-
-			if (type != GGUF_UINT32) {
-				got++;
-				e = -EBADMSG;
-				break;
-			}
-			e = rd_u32(r, &a);
-			if (e == 0 && (a == 0 || (a & (a - 1)) != 0))
-				e = -EBADMSG;
-			if (e < 0) {
-				got++;
-				break;
-			}
-			*alignment = a;
-		} else {
-			e = skip_value(r, type, 0);
-			if (e < 0) {
-				got++;
-				break;
-			}
-		}
-	}
+		return rd_why(r, -ENOMEM, r->pos, "the metadata");
+	for (uint64_t i = 0; i < nkv && e == 0; i++)
+		e = read_kv(r, i, &keys[i], alignment);
 	if (e == 0 && nkv > 1) {
 		qsort(keys, nkv, sizeof(char *), cmp_str);
 		for (uint64_t i = 1; i < nkv; i++)
 			if (strcmp(keys[i], keys[i - 1]) == 0) {
-				e = -EEXIST;
+				e = dmaio_reason_set(r->why, -EEXIST, "file %u: metadata key \"%s\" "
+						     "appears twice", r->file,
+						     model_show(sk, keys[i], strlen(keys[i])));
 				break;
 			}
 	}
@@ -278,36 +353,131 @@ static int read_kvs(struct rd *r, uint64_t nkv, uint32_t *alignment)
 	return e;
 }
 
-int model_parse_gguf(struct model_file *f, uint32_t file_index, struct tensor_vec *v)
+/* one tensor info (@index of the file): name, dims, type, offset (relative for now) */
+static int read_tensor_info(struct rd *r, uint64_t index, uint32_t alignment,
+			    struct tensor_vec *v)
+{
+	char what[64], sn[MODEL_SHOW_MAX], *name = NULL;
+	uint64_t at = r->pos, vat, off;
+	struct model_tensor *t;
+	const struct dtype_desc *d;
+	uint32_t ndims, type;
+	size_t nlen;
+	int e;
+
+	snprintf(what, sizeof(what), "the name of tensor %llu", (unsigned long long)index);
+	e = rd_string(r, DMAIO_MODEL_NAME_MAX, &name, &nlen, what);
+	if (e < 0)
+		return e;
+	e = tensor_vec_push(v, &t);
+	if (e < 0) {
+		free(name);
+		return rd_why(r, e, at, "%s", what);
+	}
+	t->name = name;
+	t->file = r->file;
+	model_show(sn, name, nlen);
+	if (nlen == 0)
+		return dmaio_reason_set(r->why, -EBADMSG, "file %u: tensor %llu (its info at offset "
+					"%llu) has an empty name", r->file,
+					(unsigned long long)index, (unsigned long long)at);
+	if (memchr(name, 0, nlen))
+		return dmaio_reason_set(r->why, -EBADMSG, "file %u: tensor name \"%s\" at offset %llu "
+					"contains a NUL byte", r->file, sn, (unsigned long long)at);
+	vat = r->pos;
+	e = rd_u32(r, &ndims);
+	if (e < 0)
+		return rd_why(r, e, vat, "the number of dimensions of tensor \"%s\"", sn);
+	if (ndims > GGUF_MAX_DIMS)
+		return dmaio_reason_set(r->why, -E2BIG, "file %u: tensor \"%s\": %u dimensions, GGUF "
+					"has at most %d", r->file, sn, ndims, GGUF_MAX_DIMS);
+	t->ndims = ndims;
+	for (uint32_t k = 0; k < ndims; k++) {
+		vat = r->pos;
+		e = rd_u64(r, &t->shape[k]);
+		if (e < 0)
+			return rd_why(r, e, vat, "ne[%u] of tensor \"%s\"", k, sn);
+	}
+	vat = r->pos;
+	e = rd_u32(r, &type);
+	if (e == 0)
+		e = rd_u64(r, &off);
+	if (e < 0)
+		return rd_why(r, e, vat, "the type and offset of tensor \"%s\"", sn);
+	d = model_dtype(type);
+	if (!d || !d->ggml)
+		return dmaio_reason_set(r->why, -EPROTOTYPE, "file %u: tensor \"%s\": unknown ggml "
+					"type %u", r->file, sn, type);
+	t->dtype = type;
+	e = model_tensor_bytes(d, t->shape, ndims, true, &t->nelems, &t->size, r->why, r->file,
+			       name);
+	if (e < 0)
+		return e;
+	if (off % alignment != 0)
+		return dmaio_reason_set(r->why, -ENXIO, "file %u: tensor \"%s\": offset %llu is not a "
+					"multiple of general.alignment %u", r->file, sn,
+					(unsigned long long)off, alignment);
+	t->offset = off; /* relative for now */
+	return 0;
+}
+
+int model_parse_gguf(struct model_file *f, uint32_t file_index, struct tensor_vec *v,
+		     struct dmaio_reason *why)
 {
 	struct rd *r;
 	uint32_t version, alignment = GGUF_DEFAULT_ALIGNMENT;
 	uint64_t ntensors = 0, nkv = 0, data_start, end_max = 0;
 	size_t first = v->n;
+	char sn[MODEL_SHOW_MAX];
 	int e;
 
 	r = malloc(sizeof(*r));
 	if (!r)
-		return -ENOMEM;
+		return dmaio_reason_set(why, -ENOMEM, "out of memory");
 	r->fd = f->fd;
+	r->file = file_index;
+	r->why = why;
 	r->size = f->size;
 	r->pos = 4;
 	r->buf_pos = 0;
 	r->buf_len = 0;
 	e = rd_u32(r, &version);
-	if (e < 0)
+	if (e < 0) {
+		e = rd_why(r, e, 4, "the GGUF version");
 		goto out;
+	}
 	if (version != 2 && version != 3) {
-		e = -EPROTONOSUPPORT;
+		uint32_t swapped = __builtin_bswap32(version);
+
+		if (swapped == 2 || swapped == 3)
+			e = dmaio_reason_set(why, -EPROTONOSUPPORT, "file %u: GGUF version %u: a "
+					     "big-endian file (version %u), only little-endian "
+					     "ones are read", file_index, version, swapped);
+		else
+			e = dmaio_reason_set(why, -EPROTONOSUPPORT, "file %u: GGUF version %u is not "
+					     "supported (2 and 3 are)", file_index, version);
 		goto out;
 	}
 	e = rd_u64(r, &ntensors);
-	if (e == 0)
-		e = rd_u64(r, &nkv);
-	if (e < 0)
+	if (e < 0) {
+		e = rd_why(r, e, 8, "the tensor count");
 		goto out;
-	if (ntensors > DMAIO_MODEL_MAX_TENSORS || nkv > DMAIO_MODEL_MAX_KV) {
-		e = -E2BIG;
+	}
+	e = rd_u64(r, &nkv);
+	if (e < 0) {
+		e = rd_why(r, e, 16, "the metadata key/value count");
+		goto out;
+	}
+	if (ntensors > DMAIO_MODEL_MAX_TENSORS) {
+		e = dmaio_reason_set(why, -E2BIG, "file %u: tensor count %llu is above "
+				     "DMAIO_MODEL_MAX_TENSORS (%u)", file_index,
+				     (unsigned long long)ntensors, DMAIO_MODEL_MAX_TENSORS);
+		goto out;
+	}
+	if (nkv > DMAIO_MODEL_MAX_KV) {
+		e = dmaio_reason_set(why, -E2BIG, "file %u: metadata key/value count %llu is above "
+				     "DMAIO_MODEL_MAX_KV (%u)", file_index, (unsigned long long)nkv,
+				     DMAIO_MODEL_MAX_KV);
 		goto out;
 	}
 	e = read_kvs(r, nkv, &alignment);
@@ -315,63 +485,17 @@ int model_parse_gguf(struct model_file *f, uint32_t file_index, struct tensor_ve
 		goto out;
 	/* the tensor infos: name, n_dims, dims, type, offset (the shortest is 8 + 4 + 4 + 8) */
 	if (ntensors > (r->size - r->pos) / 24) {
-		e = -ENODATA;
+		e = dmaio_reason_set(why, -ENODATA, "file %u: %llu tensor infos cannot fit in the "
+				     "%llu bytes after offset %llu (24 bytes or more each)",
+				     file_index, (unsigned long long)ntensors,
+				     (unsigned long long)(r->size - r->pos),
+				     (unsigned long long)r->pos);
 		goto out;
 	}
 	for (uint64_t i = 0; i < ntensors; i++) {
-		struct model_tensor *t;
-		char *name = NULL;
-		size_t nlen;
-		uint32_t ndims, type;
-		uint64_t off;
-		const struct dtype_desc *d;
-
-		e = rd_string(r, DMAIO_MODEL_NAME_MAX, &name, &nlen);
+		e = read_tensor_info(r, i, alignment, v);
 		if (e < 0)
 			goto out;
-		e = tensor_vec_push(v, &t);
-		if (e < 0) {
-			free(name);
-			goto out;
-		}
-		t->name = name;
-		t->file = file_index;
-		if (nlen == 0 || memchr(name, 0, nlen)) {
-			e = -EBADMSG;
-			goto out;
-		}
-		e = rd_u32(r, &ndims);
-		if (e < 0)
-			goto out;
-		if (ndims > GGUF_MAX_DIMS) {
-			e = -E2BIG;
-			goto out;
-		}
-		t->ndims = ndims;
-		for (uint32_t k = 0; k < ndims; k++) {
-			e = rd_u64(r, &t->shape[k]);
-			if (e < 0)
-				goto out;
-		}
-		e = rd_u32(r, &type);
-		if (e == 0)
-			e = rd_u64(r, &off);
-		if (e < 0)
-			goto out;
-		d = model_dtype((int)type);
-		if (!d || !d->ggml) {
-			e = -EPROTOTYPE;
-			goto out;
-		}
-		t->dtype = type;
-		e = model_tensor_bytes(d, t->shape, ndims, true, &t->nelems, &t->size);
-		if (e < 0)
-			goto out;
-		if (off % alignment != 0) {
-			e = -ENXIO;
-			goto out;
-		}
-		t->offset = off; /* relative for now */
 	}
 	data_start = round_up_u64(r->pos, alignment);
 	for (size_t i = first; i < v->n; i++) {
@@ -379,14 +503,27 @@ int model_parse_gguf(struct model_file *f, uint32_t file_index, struct tensor_ve
 
 		if (t->offset > UINT64_MAX - data_start ||
 		    t->size > UINT64_MAX - data_start - t->offset) {
-			e = -EOVERFLOW;
+			e = dmaio_reason_set(why, -EOVERFLOW, "file %u: tensor \"%s\": offset %llu + "
+					     "%llu bytes after the data section at %llu overflow 64 "
+					     "bits", file_index,
+					     model_show(sn, t->name, strlen(t->name)),
+					     (unsigned long long)t->offset,
+					     (unsigned long long)t->size,
+					     (unsigned long long)data_start);
+			goto out;
+		}
+		if (data_start + t->offset + t->size > f->size) {
+			e = dmaio_reason_set(why, -ERANGE, "file %u: tensor \"%s\": offset %llu: bytes "
+					     "[%llu, %llu) run past the end of the file (%llu "
+					     "bytes)", file_index,
+					     model_show(sn, t->name, strlen(t->name)),
+					     (unsigned long long)t->offset,
+					     (unsigned long long)(data_start + t->offset),
+					     (unsigned long long)(data_start + t->offset + t->size),
+					     (unsigned long long)f->size);
 			goto out;
 		}
 		t->offset += data_start;
-		if (t->offset + t->size > f->size) {
-			e = -ERANGE;
-			goto out;
-		}
 		if (t->offset + t->size > end_max)
 			end_max = t->offset + t->size;
 	}

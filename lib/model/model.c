@@ -10,8 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../dmaio-types.h"
-#include "model.h"
+#include "model.h" /* the public API, then dmaio-types.h */
 
 static const struct dtype_desc dtypes[] = {
 	/* id                    name       blck bytes  st     ggml */
@@ -56,7 +55,7 @@ static const struct dtype_desc dtypes[] = {
 	{ DMAIO_DTYPE_F8_E5M2,  "F8_E5M2",  1,   1,     true,  false },
 };
 
-const struct dtype_desc *model_dtype(int id)
+const struct dtype_desc *model_dtype(uint32_t id)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(dtypes); i++)
 		if (dtypes[i].id == id)
@@ -73,7 +72,7 @@ const struct dtype_desc *model_dtype_by_st_name(const char *name, size_t len)
 	return NULL;
 }
 
-DMAIO_EXPORT const char *dmaio_model_dtype_name(int dtype)
+DMAIO_EXPORT const char *dmaio_dtype_name(uint32_t dtype)
 {
 	const struct dtype_desc *d = model_dtype(dtype);
 
@@ -166,27 +165,97 @@ void tensor_vec_free(struct tensor_vec *v)
 	v->n = v->cap = 0;
 }
 
-int model_tensor_bytes(const struct dtype_desc *d, const uint64_t *shape, uint32_t ndims,
-		       bool ne0_first, uint64_t *nelems, uint64_t *bytes)
+const char *model_show(char out[MODEL_SHOW_MAX], const void *s, size_t len)
 {
+	const unsigned char *p = s;
+	bool utf8 = model_utf8_valid(p, len);
+	size_t o = 0, i = 0;
+
+	while (i < len) {
+		unsigned c = p[i];
+		size_t n = 1, tl;
+		char tmp[8];
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			tmp[0] = (char)c;
+			tl = 1;
+		} else if (c >= 0x80 && utf8) { /* a whole character (checked above) */
+			n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+			memcpy(tmp, p + i, n);
+			tl = n;
+		} else {
+			tl = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", c);
+		}
+		if (o + tl > MODEL_SHOW_MAX - 4) {
+			memcpy(out + o, "...", 4);
+			return out;
+		}
+		memcpy(out + o, tmp, tl);
+		o += tl;
+		i += n;
+	}
+	out[o] = 0;
+	return out;
+}
+
+const char *model_show_shape(char out[MODEL_SHOW_MAX], const uint64_t *shape, uint32_t ndims)
+{
+	size_t o = 1;
+
+	out[0] = '[';
+	for (uint32_t k = 0; k < ndims; k++) {
+		char tmp[32];
+		int n = snprintf(tmp, sizeof(tmp), "%s%llu", k ? ", " : "",
+				 (unsigned long long)shape[k]);
+
+		if (o + (size_t)n > MODEL_SHOW_MAX - 5) {
+			memcpy(out + o, "...]", 5);
+			return out;
+		}
+		memcpy(out + o, tmp, (size_t)n);
+		o += (size_t)n;
+	}
+	memcpy(out + o, "]", 2);
+	return out;
+}
+
+int model_tensor_bytes(const struct dtype_desc *d, const uint64_t *shape, uint32_t ndims,
+		       bool ne0_first, uint64_t *nelems, uint64_t *bytes,
+		       struct dmaio_reason *why, uint32_t file, const char *name)
+{
+	char sn[MODEL_SHOW_MAX], ss[MODEL_SHOW_MAX];
 	uint64_t ne = 1;
 
 	for (uint32_t i = 0; i < ndims; i++) {
 		if (shape[i] != 0 && ne > UINT64_MAX / shape[i])
-			return -EOVERFLOW;
+			return dmaio_reason_set(why, -EOVERFLOW, "file %u: tensor \"%s\": shape %s "
+						"has more than 2^64 elements", file,
+						model_show(sn, name, strlen(name)),
+						model_show_shape(ss, shape, ndims));
 		ne *= shape[i];
 	}
 	if (ne > (uint64_t)INT64_MAX)
-		return -EOVERFLOW;
+		return dmaio_reason_set(why, -EOVERFLOW, "file %u: tensor \"%s\": shape %s has "
+					"%llu elements, more than 2^63 - 1", file,
+					model_show(sn, name, strlen(name)),
+					model_show_shape(ss, shape, ndims), (unsigned long long)ne);
 	/* a block type: the innermost dimension is made of whole blocks */
 	if (d->blck > 1) {
 		uint64_t inner = ndims == 0 ? 1 : ne0_first ? shape[0] : shape[ndims - 1];
 
 		if (inner % d->blck != 0)
-			return -EMSGSIZE;
+			return dmaio_reason_set(why, -EMSGSIZE, "file %u: tensor \"%s\": %s %llu is "
+						"not a multiple of the %s block of %u elements",
+						file, model_show(sn, name, strlen(name)),
+						ndims == 0 ? "a scalar of" : ne0_first ? "ne[0]" :
+						"the innermost dimension",
+						(unsigned long long)inner, d->name, d->blck);
 	}
 	if (ne / d->blck > UINT64_MAX / d->bytes)
-		return -EOVERFLOW;
+		return dmaio_reason_set(why, -EOVERFLOW, "file %u: tensor \"%s\": %llu elements of "
+					"%s (%u bytes per %u) take more than 2^64 bytes", file,
+					model_show(sn, name, strlen(name)), (unsigned long long)ne,
+					d->name, d->bytes, d->blck);
 	*nelems = ne;
 	*bytes = ne / d->blck * d->bytes;
 	return 0;
@@ -233,109 +302,188 @@ static void model_free(struct dmaio_model *m)
 	free(m);
 }
 
-static int detect_and_parse(struct model_file *f, uint32_t idx, struct tensor_vec *v)
+static int detect_and_parse(struct model_file *f, uint32_t idx, struct tensor_vec *v,
+			    struct dmaio_reason *why)
 {
 	unsigned char head[9];
 	int r;
 
-	if (f->size < 4)
-		return -ENOEXEC;
+	if (f->size < 4) /* GGUF needs 4 bytes to be recognised, safetensors 9 */
+		return dmaio_reason_set(why, -ENOEXEC, "file %u: not a model: %llu bytes, shorter "
+					"than any header", idx, (unsigned long long)f->size);
 	r = model_pread(f->fd, head, f->size >= 9 ? 9 : 4, 0);
 	if (r < 0)
-		return r;
+		return dmaio_reason_set(why, r, "file %u: reading its first bytes: %s", idx,
+					strerror(-r));
 	if (memcmp(head, "GGUF", 4) == 0)
-		return model_parse_gguf(f, idx, v);
+		return model_parse_gguf(f, idx, v, why);
 	/* safetensors: u64 LE length, then a JSON object */
 	if (f->size >= 9 && head[8] == '{')
-		return model_parse_safetensors(f, idx, v);
-	return -ENOEXEC;
+		return model_parse_safetensors(f, idx, v, why);
+	return dmaio_reason_set(why, -ENOEXEC, "file %u: not a model: the first bytes are neither "
+				"\"GGUF\" nor a safetensors header length followed by '{'", idx);
 }
 
-DMAIO_EXPORT int dmaio_model_open(struct dmaio_ctx *ctx, const int *fds, unsigned nfds,
-				  unsigned flags, struct dmaio_model **model)
+/* the kind of a file that is not a regular file or block device, for a reason */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a pipe" :
+	       S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device" :
+	       "not a regular file or block device";
+}
+
+/* Sorted by offset: two tensors whose bytes overlap (a zero-byte tensor inside another one
+ * counts) give -EADDRINUSE. */
+static int check_overlap(const struct tensor_vec *v, uint32_t file, struct dmaio_reason *why)
+{
+	for (size_t k = 1; k < v->n; k++) {
+		const struct model_tensor *a = &v->t[k - 1], *b = &v->t[k];
+		char sa[MODEL_SHOW_MAX], sb[MODEL_SHOW_MAX];
+
+		if (b->offset >= a->offset + a->size)
+			continue;
+		return dmaio_reason_set(why, -EADDRINUSE, "file %u: tensors \"%s\" [%llu, %llu) and "
+					"\"%s\" [%llu, %llu) overlap", file,
+					model_show(sa, a->name, strlen(a->name)),
+					(unsigned long long)a->offset,
+					(unsigned long long)(a->offset + a->size),
+					model_show(sb, b->name, strlen(b->name)),
+					(unsigned long long)b->offset,
+					(unsigned long long)(b->offset + b->size));
+	}
+	return 0;
+}
+
+/* every fd: open for reading, a regular file or a block device */
+static int check_fds(const int *fds, uint32_t nfds, struct dmaio_reason *why)
+{
+	for (uint32_t i = 0; i < nfds; i++) {
+		struct stat st;
+		int fl;
+
+		if (fds[i] < 0)
+			return dmaio_reason_set(why, -EBADF, "file %u: fd %d is negative", i, fds[i]);
+		fl = fcntl(fds[i], F_GETFL);
+		if (fl < 0)
+			return dmaio_reason_set(why, -EBADF, "file %u: fd %d is not open", i, fds[i]);
+		if (fl & O_PATH)
+			return dmaio_reason_set(why, -EBADF, "file %u: fd %d is an O_PATH descriptor",
+						i, fds[i]);
+		if ((fl & O_ACCMODE) == O_WRONLY)
+			return dmaio_reason_set(why, -EBADF, "file %u: fd %d is not open for reading",
+						i, fds[i]);
+		if (fstat(fds[i], &st) < 0) {
+			int r = neg_errno();
+
+			return dmaio_reason_set(why, r, "file %u: fstat of fd %d: %s", i, fds[i],
+						strerror(-r));
+		}
+		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+			return dmaio_reason_set(why, -ESPIPE, "file %u: fd %d is %s, not a regular file "
+						"or block device", i, fds[i],
+						file_kind(st.st_mode));
+	}
+	return 0;
+}
+
+/* the library's own descriptor of a shard and its size */
+static int open_shard(struct model_file *f, int fd, uint32_t idx, struct dmaio_reason *why)
+{
+	struct stat st;
+	off_t end;
+	int r;
+
+	f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (f->fd < 0) {
+		r = errno == EMFILE || errno == ENFILE ? -EMFILE : neg_errno();
+		return dmaio_reason_set(why, r, "file %u: duplicating fd %d: %s", idx, fd,
+					strerror(errno));
+	}
+	if (fstat(f->fd, &st) < 0) {
+		r = neg_errno();
+		return dmaio_reason_set(why, r, "file %u: fstat: %s", idx, strerror(-r));
+	}
+	if (S_ISBLK(st.st_mode)) {
+		end = lseek(f->fd, 0, SEEK_END);
+		if (end < 0) {
+			r = neg_errno();
+			return dmaio_reason_set(why, r, "file %u: the size of the block device: %s",
+						idx, strerror(-r));
+		}
+		f->size = (uint64_t)end;
+	} else {
+		f->size = (uint64_t)st.st_size;
+	}
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_model_open(struct dmaio_ctx *ctx, const int *fds, uint32_t nfds,
+				  uint32_t flags, struct dmaio_model **model,
+				  struct dmaio_reason *reason)
 {
 	struct dmaio_model *m;
 	struct tensor_vec v = { 0 };
 	int r;
 
-	if (!fds || !model || nfds == 0 || nfds > DMAIO_MODEL_MAX_FILES ||
-	    (flags & ~DMAIO_MODEL_FLAGS_ALL))
+	if (dmaio_reason_check(reason))
 		return -EINVAL;
-	for (unsigned i = 0; i < nfds; i++) {
-		struct stat st;
-		int fl;
-
-		if (fds[i] < 0)
-			return -EBADF;
-		fl = fcntl(fds[i], F_GETFL);
-		if (fl < 0)
-			return -EBADF;
-		if ((fl & O_ACCMODE) == O_WRONLY || (fl & O_PATH))
-			return -EBADF;
-		if (fstat(fds[i], &st) < 0)
-			return neg_errno();
-		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-			return -ESPIPE;
-	}
+	dmaio_reason_clear(reason);
+	if (!fds)
+		return dmaio_reason_set(reason, -EINVAL, "no files (fds NULL)");
+	if (!model)
+		return dmaio_reason_set(reason, -EINVAL, "no place for the model (model NULL)");
+	if (nfds == 0 || nfds > DMAIO_MODEL_MAX_FILES)
+		return dmaio_reason_set(reason, -EINVAL, "nfds %u: 1 to %u files", nfds,
+					DMAIO_MODEL_MAX_FILES);
+	if (flags & ~DMAIO_MODEL_FLAGS_ALL)
+		return dmaio_reason_set(reason, -EINVAL, "unknown flags 0x%x",
+					flags & ~DMAIO_MODEL_FLAGS_ALL);
+	r = check_fds(fds, nfds, reason);
+	if (r < 0)
+		return r;
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return -ENOMEM;
+		return dmaio_reason_set(reason, -ENOMEM, "out of memory");
 	m->ctx = ctx;
 	m->files = calloc(nfds, sizeof(m->files[0]));
 	if (!m->files) {
 		free(m);
-		return -ENOMEM;
+		return dmaio_reason_set(reason, -ENOMEM, "out of memory");
 	}
 	for (unsigned i = 0; i < nfds; i++)
 		m->files[i].fd = -1;
 	m->nfiles = nfds;
-	for (unsigned i = 0; i < nfds; i++) {
+	for (uint32_t i = 0; i < nfds; i++) {
 		struct model_file *f = &m->files[i];
-		struct stat st;
-		off_t end;
+		struct model_tensor *t;
 
-		f->fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-		if (f->fd < 0) {
-			r = errno == EMFILE || errno == ENFILE ? -EMFILE : neg_errno();
+		r = open_shard(f, fds[i], i, reason);
+		if (r < 0)
 			goto fail;
-		}
-		if (fstat(f->fd, &st) < 0) {
-			r = neg_errno();
-			goto fail;
-		}
-		if (S_ISBLK(st.st_mode)) {
-			end = lseek(f->fd, 0, SEEK_END);
-			if (end < 0) {
-				r = neg_errno();
-				goto fail;
-			}
-			f->size = (uint64_t)end;
-		} else {
-			f->size = (uint64_t)st.st_size;
-		}
-		r = detect_and_parse(f, i, &v);
+		r = detect_and_parse(f, i, &v, reason);
 		if (r < 0)
 			goto fail;
 		model_sort_by_offset(&v);
-		for (size_t k = 1; k < v.n; k++)
-			if (v.t[k].offset < v.t[k - 1].offset + v.t[k - 1].size) {
-				r = -EADDRINUSE;
-				goto fail;
-			}
+		r = check_overlap(&v, i, reason);
+		if (r < 0)
+			goto fail;
 		if (v.n > DMAIO_MODEL_MAX_TENSORS - m->n) {
-			r = -E2BIG;
+			r = dmaio_reason_set(reason, -E2BIG, "file %u: its %zu tensors make the model's "
+					     "%llu, above DMAIO_MODEL_MAX_TENSORS (%u)", i, v.n,
+					     (unsigned long long)(m->n + v.n),
+					     DMAIO_MODEL_MAX_TENSORS);
 			goto fail;
 		}
-		struct model_tensor *t = realloc(m->t, (m->n + v.n + 1) * sizeof(*t));
-
+		t = realloc(m->t, (m->n + v.n + 1) * sizeof(*t));
 		if (!t) {
-			r = -ENOMEM;
+			r = dmaio_reason_set(reason, -ENOMEM, "out of memory");
 			goto fail;
 		}
 		m->t = t;
 		f->first = m->n;
 		f->ntensors = (uint32_t)v.n;
-		memcpy(m->t + m->n, v.t, v.n * sizeof(*t));
+		if (v.n) /* a file may have no tensor (and v.t no array) */
+			memcpy(m->t + m->n, v.t, v.n * sizeof(*t));
 		m->n += (uint32_t)v.n;
 		free(v.t);
 		v.t = NULL;
@@ -343,18 +491,39 @@ DMAIO_EXPORT int dmaio_model_open(struct dmaio_ctx *ctx, const int *fds, unsigne
 	}
 	m->by_name = malloc((m->n + 1) * sizeof(uint32_t));
 	if (!m->by_name) {
-		r = -ENOMEM;
+		r = dmaio_reason_set(reason, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	for (uint32_t i = 0; i < m->n; i++)
 		m->by_name[i] = i;
 	if (m->n > 1)
 		qsort_r(m->by_name, m->n, sizeof(uint32_t), cmp_name_idx, m->t);
-	for (uint32_t i = 1; i < m->n; i++)
-		if (strcmp(m->t[m->by_name[i]].name, m->t[m->by_name[i - 1]].name) == 0) {
-			r = -EEXIST;
-			goto fail;
+	for (uint32_t i = 1; i < m->n; i++) {
+		const struct model_tensor *a = &m->t[m->by_name[i - 1]], *b = &m->t[m->by_name[i]];
+		char sn[MODEL_SHOW_MAX];
+
+		if (strcmp(a->name, b->name) != 0)
+			continue;
+		if (a->file > b->file || (a->file == b->file && a->offset > b->offset)) {
+			const struct model_tensor *x = a;
+
+			a = b;
+			b = x;
 		}
+		if (a->file == b->file)
+			r = dmaio_reason_set(reason, -EEXIST, "file %u: tensor \"%s\" is named twice "
+					     "(at offsets %llu and %llu)", a->file,
+					     model_show(sn, a->name, strlen(a->name)),
+					     (unsigned long long)a->offset,
+					     (unsigned long long)b->offset);
+		else
+			r = dmaio_reason_set(reason, -EEXIST, "file %u: tensor \"%s\" (offset %llu) "
+					     "has the name of a tensor of file %u (offset %llu)",
+					     b->file, model_show(sn, b->name, strlen(b->name)),
+					     (unsigned long long)b->offset, a->file,
+					     (unsigned long long)a->offset);
+		goto fail;
+	}
 	*model = m;
 	return 0;
 fail:
@@ -368,38 +537,46 @@ DMAIO_EXPORT void dmaio_model_close(struct dmaio_model *model)
 	model_free(model);
 }
 
-DMAIO_EXPORT int dmaio_model_count(const struct dmaio_model *model)
+DMAIO_EXPORT int dmaio_model_tensor_count(const struct dmaio_model *model)
 {
 	if (!model)
 		return -EINVAL;
 	return (int)model->n;
 }
 
-DMAIO_EXPORT int dmaio_model_tensor(const struct dmaio_model *model, unsigned index,
-				    struct dmaio_tensor_info *info)
+DMAIO_EXPORT int dmaio_model_file_count(const struct dmaio_model *model)
 {
+	if (!model)
+		return -EINVAL;
+	return (int)model->nfiles;
+}
+
+DMAIO_EXPORT int dmaio_model_get_tensor(const struct dmaio_model *model, uint32_t index,
+					struct dmaio_tensor_info *info)
+{
+	struct dmaio_tensor_info ti = { .struct_size = sizeof(ti) };
 	const struct model_tensor *t;
 
-	if (!model || !info)
+	if (!model || dmaio_abi_check_out(info, DMAIO_SIZE_TENSOR_INFO))
 		return -EINVAL;
 	if (index >= model->n)
 		return -ERANGE;
 	t = &model->t[index];
-	memset(info, 0, sizeof(*info));
-	info->name = t->name;
-	info->dtype_name = dmaio_model_dtype_name((int)t->dtype);
-	info->dtype = t->dtype;
-	info->ndims = t->ndims;
-	memcpy(info->shape, t->shape, sizeof(info->shape));
-	info->nelems = t->nelems;
-	info->file = t->file;
-	info->format = model->files[t->file].format;
-	info->offset = t->offset;
-	info->size = t->size;
+	ti.name = t->name;
+	ti.dtype_name = dmaio_dtype_name(t->dtype);
+	ti.dtype = t->dtype;
+	ti.ndims = t->ndims;
+	memcpy(ti.shape, t->shape, sizeof(ti.shape));
+	ti.nelems = t->nelems;
+	ti.file = t->file;
+	ti.format = model->files[t->file].format;
+	ti.offset = t->offset;
+	ti.nbytes = t->size;
+	dmaio_abi_copy_out(info, &ti, sizeof(ti));
 	return 0;
 }
 
-DMAIO_EXPORT int dmaio_model_find(const struct dmaio_model *model, const char *name)
+DMAIO_EXPORT int dmaio_model_find_tensor(const struct dmaio_model *model, const char *name)
 {
 	size_t lo = 0, hi;
 
@@ -421,23 +598,24 @@ DMAIO_EXPORT int dmaio_model_find(const struct dmaio_model *model, const char *n
 	return -ENOENT;
 }
 
-DMAIO_EXPORT int dmaio_model_file(const struct dmaio_model *model, unsigned index,
-				  struct dmaio_model_file_info *info)
+DMAIO_EXPORT int dmaio_model_get_file(const struct dmaio_model *model, uint32_t index,
+				      struct dmaio_model_file_info *info)
 {
+	struct dmaio_model_file_info fi = { .struct_size = sizeof(fi) };
 	const struct model_file *f;
 
-	if (!model || !info)
+	if (!model || dmaio_abi_check_out(info, DMAIO_SIZE_MODEL_FILE_INFO))
 		return -EINVAL;
 	if (index >= model->nfiles)
 		return -ERANGE;
 	f = &model->files[index];
-	memset(info, 0, sizeof(*info));
-	info->format = f->format;
-	info->version = f->version;
-	info->size = f->size;
-	info->data_offset = f->data_offset;
-	info->data_size = f->data_size;
-	info->alignment = f->alignment;
-	info->ntensors = f->ntensors;
-	return (int)model->nfiles;
+	fi.format = f->format;
+	fi.version = f->version;
+	fi.file_size = f->size;
+	fi.data_offset = f->data_offset;
+	fi.data_size = f->data_size;
+	fi.alignment = f->alignment;
+	fi.ntensors = f->ntensors;
+	dmaio_abi_copy_out(info, &fi, sizeof(fi));
+	return 0;
 }

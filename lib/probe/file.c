@@ -181,7 +181,8 @@ void dmaio_file_fill_info(const struct dmaio_file *f, struct dmaio_file_info *in
 {
 	memset(info, 0, sizeof(*info));
 	info->is_blockdev = f->is_blk;
-	info->size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+	info->struct_size = sizeof(*info);
+	info->file_size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
 	info->fs_magic = f->fs_magic;
 	if (f->direct < 0) {
 		info->direct = DMAIO_CAP_NO;
@@ -229,6 +230,24 @@ struct k_cachestat {
 	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
 };
 
+/* Whether the kernel has cachestat(2): asked once per process, with a descriptor that cannot be
+ * open (-EBADF: the syscall exists; -ENOSYS: 6.4 and older, or denied). */
+int dmaio_probe_cachestat(void)
+{
+	static int known; /* 0 not asked, DMAIO_CAP_YES / DMAIO_CAP_NO */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (!k) {
+		struct k_cachestat_range rg = { 0, 0 };
+		struct k_cachestat cs;
+
+		k = syscall(__NR_cachestat, -1, &rg, &cs, 0) && errno == EBADF ? DMAIO_CAP_YES
+									   : DMAIO_CAP_NO;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k;
+}
+
 /* Percentage of the pages of [off, off + len) that sit in the page cache, -errno when the kernel
  * cannot tell (no cachestat, or a file type it refuses: remembered, never asked again). One
  * syscall at most. */
@@ -241,6 +260,8 @@ int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len)
 
 	if (known < 0)
 		return known;
+	if (dmaio_probe_cachestat() != DMAIO_CAP_YES)
+		return -ENOSYS; /* no syscall spent per range on kernels without it */
 	size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
 	if (off >= size)
 		return -ENODATA;

@@ -34,4 +34,7 @@ int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len);
 void dmaio_file_refresh_size(struct dmaio_file *f); /* a read goes past the known size */
 void dmaio_file_grow(struct dmaio_file *f, uint64_t end); /* a write ended at end */
 
+/* DMAIO_CAP_YES when the kernel has cachestat(2), DMAIO_CAP_NO when not (asked once) */
+int dmaio_probe_cachestat(void);
+
 #endif

@@ -190,7 +190,7 @@ static int open_nvme_locked(struct dmaio_ctx *ctx)
  * when the kernel knows the registration. */
 static void uring_dmabuf_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd)
 {
-	struct dmaio_sys_info *s = &ctx->sys;
+	struct dmaio_sys_facts *s = &ctx->sys;
 	int t, r;
 
 	if (s->uring_dmabuf_kernel != DMAIO_CAP_YES)
@@ -236,7 +236,7 @@ void dmaio_probe_heap_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h)
 }
 
 /* ---- system ------------------------------------------------------------------------------- */
-static void probe_udmabuf(struct dmaio_ctx *ctx, struct dmaio_sys_info *s)
+static void probe_udmabuf(struct dmaio_ctx *ctx, struct dmaio_sys_facts *s)
 {
 	int fd = sys_open("/dev/udmabuf", O_RDWR, 0);
 
@@ -290,7 +290,7 @@ static int32_t read_heap_memcg(void)
 /* What every allocation and transfer needs, cheap: no allocation from any heap. */
 void dmaio_probe_base_locked(struct dmaio_ctx *ctx)
 {
-	struct dmaio_sys_info *s = &ctx->sys;
+	struct dmaio_sys_facts *s = &ctx->sys;
 
 	if (ctx->sys_probed)
 		return;
@@ -315,7 +315,7 @@ void dmaio_probe_base_locked(struct dmaio_ctx *ctx)
 
 void dmaio_probe_drm_locked(struct dmaio_ctx *ctx)
 {
-	struct dmaio_sys_info *s = &ctx->sys;
+	struct dmaio_sys_facts *s = &ctx->sys;
 	int fd;
 
 	dmaio_probe_base_locked(ctx);
@@ -329,7 +329,7 @@ void dmaio_probe_drm_locked(struct dmaio_ctx *ctx)
 
 void dmaio_probe_hugetlb_locked(struct dmaio_ctx *ctx)
 {
-	struct dmaio_sys_info *s = &ctx->sys;
+	struct dmaio_sys_facts *s = &ctx->sys;
 	size_t sz;
 	int fd;
 
@@ -361,11 +361,12 @@ void dmaio_probe_hugetlb_locked(struct dmaio_ctx *ctx)
 
 void dmaio_probe_sys_locked(struct dmaio_ctx *ctx)
 {
-	struct dmaio_sys_info *s = &ctx->sys;
+	struct dmaio_sys_facts *s = &ctx->sys;
 
 	dmaio_probe_base_locked(ctx);
 	dmaio_probe_hugetlb_locked(ctx);
 	dmaio_probe_drm_locked(ctx);
+	s->cachestat = dmaio_probe_cachestat();
 	for (int i = 0; i < ctx->nheaps; i++) {
 		struct dmaio_heap *h = &ctx->heaps[i];
 

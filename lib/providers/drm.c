@@ -112,8 +112,8 @@ static int dumb_create_image(int fd, const struct dmaio_alloc_req *req, uint32_t
 	const struct dmaio_image_desc *d = req->image_desc;
 	struct dmaio_image_layout *l = req->image;
 	unsigned cpp = dmaio_image_cpp0(d->fourcc);
-	uint32_t stride = l->planes[0].stride, pitch, width, bpp;
-	uint64_t lines = (l->size + stride - 1) / stride;
+	uint32_t stride = l->strides[0], pitch, width, bpp;
+	uint64_t lines = (l->total_size + stride - 1) / stride;
 	int r;
 
 	if (cpp && (cpp == 1 || cpp == 2 || cpp == 4) && stride == (uint64_t)d->width * cpp) {
@@ -131,22 +131,22 @@ static int dumb_create_image(int fd, const struct dmaio_alloc_req *req, uint32_t
 		r = create_raw(fd, width, (uint32_t)lines, bpp, handle, &pitch, got);
 		if (r)
 			return r;
-		r = dmaio_image_compute(d, pitch, &nl);
+		r = dmaio_image_compute(d, pitch, &nl, NULL, 0);
 		if (r) {
 			dumb_destroy(fd, *handle);
 			return r;
 		}
-		if (nl.planes[0].stride != pitch) {
+		if (nl.strides[0] != pitch) {
 			/* a pitch the format's plane strides cannot be derived from */
 			dumb_destroy(fd, *handle);
 			return -EOPNOTSUPP;
 		}
-		if (nl.size <= *got) {
+		if (nl.total_size <= *got) {
 			*l = nl;
 			return 0;
 		}
 		dumb_destroy(fd, *handle);
-		lines = (nl.size + pitch - 1) / pitch;
+		lines = (nl.total_size + pitch - 1) / pitch;
 	}
 	return -EOPNOTSUPP;
 }

@@ -43,9 +43,10 @@ int dmaio_memfd_create(const char *name, size_t size, bool huge, bool populate,
 
 /* image layouts (image.c): check a description; compute its layout with a first-plane stride
  * of at least min_stride; bytes per pixel of the first plane (0: unknown format) */
-int dmaio_image_check(const struct dmaio_image_desc *d);
+/* 0, or -errno with one line in msg (len bytes) naming the field that is wrong */
+int dmaio_image_check(const struct dmaio_image_desc *d, char *msg, size_t len);
 int dmaio_image_compute(const struct dmaio_image_desc *d, uint32_t min_stride,
-			struct dmaio_image_layout *l);
+			struct dmaio_image_layout *l, char *msg, size_t len);
 unsigned dmaio_image_cpp0(uint32_t fourcc);
 
 /* CPU access (map.c) */

@@ -150,7 +150,7 @@ static void stats_merge(struct dmaio_stats *dst, const struct dmaio_stats *src)
 	dst->fallbacks += src->fallbacks;
 	dst->unaligned_bytes += src->unaligned_bytes;
 	dst->reissues += src->reissues;
-	for (int i = 0; i < DMAIO_PATH_SLOTS; i++)
+	for (unsigned i = 0; i < DMAIO_PATH_SLOTS; i++)
 		dst->path_bytes[i] += src->path_bytes[i];
 	dst->last_path = src->last_path;
 	dst->last_result = src->last_result;
@@ -159,7 +159,7 @@ static void stats_merge(struct dmaio_stats *dst, const struct dmaio_stats *src)
 
 static void account(struct dmaio_req *r, uint64_t ns)
 {
-	struct dmaio_stats d = { 0 };
+	struct dmaio_stats d = { .struct_size = sizeof(d) };
 	struct dmaio_buf *b = r->buf;
 	struct dmaio_ctx *c = r->ctx;
 	int bulk = DMAIO_PATH_AUTO;
@@ -221,7 +221,7 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 		q->prog.cancelled++;
 	account(r, t1 - r->t0);
 	DBG(r->ctx, "  => %s %llu bytes via %s%s%s", r->res < 0 ? "error after" : "done",
-	    (unsigned long long)done, dmaio_path_name(r->bulk),
+	    (unsigned long long)done, dmaio_choose_path_name((uint32_t)r->bulk),
 	    r->res < 0 ? ": " : "", r->res < 0 ? strerror((int)-r->res) : "");
 	r->t0 = t1 - r->t0; /* from now on: the duration */
 	list_append(&q->ready, &q->ready_tail, r);
@@ -404,12 +404,12 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 	r->t0 = dmaio_now_ns();
 	q->held++;
 	q->prog.submitted++;
-	q->prog.bytes_total += r->len;
+	q->prog.bytes_submitted += r->len;
 	list_append(&q->active, &q->active_tail, r);
 	DBG(r->ctx, "%s file=%d off=%llu len=%llu buf=%s+%llu%s%s", r->write ? "write" : "read",
 	    r->file->fd, (unsigned long long)r->file_off, (unsigned long long)r->len,
 	    r->buf->provider, (unsigned long long)r->buf_off, r->forced ? " forced=" : "",
-	    r->forced ? dmaio_path_name(r->forced) : "");
+	    r->forced ? dmaio_choose_path_name((uint32_t)r->forced) : "");
 	if (!r->len) {
 		finish(q, r, 0, 0);
 		return;
@@ -431,6 +431,8 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 	uint64_t deadline = timeout_ms > 0 ? dmaio_now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
 	unsigned n = 0;
 
+	if (min && !q->held)
+		return -ENODATA; /* nothing submitted and not reaped: nothing to wait for */
 	if (q->cap)
 		dmaio_engine_ack(q->e); /* readiness is recomputed below */
 	for (;;) {
@@ -485,7 +487,7 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 	if (q->ready && q->cap)
 		dmaio_engine_kick(q->e); /* completions still wait: keep the fd readable */
 	if (!n && min)
-		return -ETIME; /* timed out, or nothing in the queue to wait for */
+		return -ETIME; /* timed out */
 	return (int)n;
 }
 

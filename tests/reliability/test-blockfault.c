@@ -138,7 +138,7 @@ static int hold_teardown(void **state)
 	struct hold *h = *state;
 
 	restore();
-	dmaio_free(h->buf);
+	dmaio_buf_free(h->buf);
 	free(h->ref);
 	if (h->fd >= 0)
 		close(h->fd);
@@ -187,8 +187,8 @@ static void test_blockfault(void **state)
 		fail_msg("cannot write the pattern to %s: %s", dev, strerror(errno));
 	ioctl(fd, BLKFLSBUF, 0);
 
-	assert_rc_equal(dmaio_alloc(NULL, args.heap_name, bsize, 0, &h->buf), 0);
-	assert_rc_equal(dmaio_map(h->buf, (void **)&p), 0);
+	assert_rc_equal(t_alloc(NULL, args.heap_name, bsize, 0, &h->buf), 0);
+	assert_rc_equal(dmaio_buf_map(h->buf, (void **)&p), 0);
 	/* the first bio fails; one after half the range went through; one near the end (then
 	 * the first chunks are usually complete and xfer.done > 0) */
 	budgets[0] = 0;
@@ -203,18 +203,18 @@ static void test_blockfault(void **state)
 				 DMAIO_RW_PATH(paths[pi]) | DMAIO_RW_NO_FALLBACK;
 
 		for (size_t bi = 0; bi < ARRAY_SIZE(budgets); bi++) {
-			struct dmaio_xfer x;
+			struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 			ssize_t n;
 			long long e;
 
 			rel_set_label("%s, fault after %llu bytes", pn, budgets[bi]);
-			dmaio_sync_begin(h->buf, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_begin(h->buf, DMAIO_SYNC_WRITE);
 			pat_fill(p, bsize, SEED_GUARD, 0);
-			dmaio_sync_end(h->buf, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_end(h->buf, DMAIO_SYNC_WRITE);
 			r = faults_on(budgets[bi]);
 			if (r)
 				fail_msg("cannot arm fail_make_request: %s", test_errname(r));
-			n = dmaio_read_file_ex(h->buf, boff, fd, region, len, flags, &x);
+			n = dmaio_fd_read(fd, region, h->buf, boff, len, flags, &x);
 			faults_off();
 			if (n == -EOPNOTSUPP && paths[pi] != DMAIO_PATH_AUTO) {
 				printf("# %-15s not applicable to heap %s\n", pn, args.heap);
@@ -234,7 +234,7 @@ static void test_blockfault(void **state)
 			if (x.done > len)
 				test_fail("%s: xfer.done %llu > len %zu", pn,
 					  (unsigned long long)x.done, len);
-			dmaio_sync_begin(h->buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_begin(h->buf, DMAIO_SYNC_READ);
 			e = pat_check(p + boff, MIN(x.done, len), SEED_FILE, (uint64_t)region);
 			if (e >= 0)
 				test_fail("%s: buffer byte %lld of the %llu reported done is wrong",
@@ -244,19 +244,19 @@ static void test_blockfault(void **state)
 				e = pat_check(p + boff + len, bsize - boff - len, SEED_GUARD, boff + len);
 			if (e >= 0)
 				test_fail("%s: the buffer changed outside the range", pn);
-			dmaio_sync_end(h->buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_end(h->buf, DMAIO_SYNC_READ);
 
 			/* no fault: the same read works */
-			n = dmaio_read_file_ex(h->buf, boff, fd, region, len, flags, &x);
+			n = dmaio_fd_read(fd, region, h->buf, boff, len, flags, &x);
 			reads++;
-			dmaio_sync_begin(h->buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_begin(h->buf, DMAIO_SYNC_READ);
 			if (n != (ssize_t)len)
 				test_fail("%s: the read without fault afterwards returned %s", pn,
 					  test_errname(n));
 			else if ((e = pat_check(p + boff, len, SEED_FILE, (uint64_t)region)) >= 0)
 				test_fail("%s: the read without fault afterwards: byte %lld "
 					  "wrong", pn, e);
-			dmaio_sync_end(h->buf, DMAIO_SYNC_READ);
+			dmaio_buf_sync_end(h->buf, DMAIO_SYNC_READ);
 		}
 	}
 	rel_watchdog(0);
@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
 		return 1;
 	}
-	dmaio_free(buf);
+	dmaio_buf_free(buf);
 	fd = open(dev, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || ioctl(fd, BLKGETSIZE64, &devsize)) {
 		fprintf(stderr, "cannot open %s: %s\n", dev, strerror(errno));

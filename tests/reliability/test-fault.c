@@ -6,7 +6,7 @@
  *
  * Scenarios: read and write of an unaligned range, of an aligned one, and a read across end of
  * file, with each path forced (DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK) and with AUTO; dmaio_alloc
- * of "memfd", of the --heap and of heap NULL; dmaio_map. Each runs on a fresh context (so the
+ * of "memfd", of the --heap and of heap NULL; dmaio_buf_map. Each runs on a fresh context (so the
  * lazy probes are part of it) and a fresh buffer. For every scenario:
  *   1. a counting run (dmaio_fault_nth = 0) gives N, the number of seam calls, and where each
  *      call comes from (a backtrace through this executable's symbol table);
@@ -17,7 +17,7 @@
  * and after each run:
  *   - the result is either complete success with every byte right, or a negative errno; then
  *     for reads the bytes [0, xfer.done) of the range are right, for writes the file bytes
- *     [0, xfer.done) of the range are the buffer's; dmaio_buf_stats() agrees (last_done,
+ *     [0, xfer.done) of the range are the buffer's; dmaio_buf_get_stats() agrees (last_done,
  *     last_result);
  *   - no byte outside the range changed: guard pattern around the range in the buffer (reads;
  *     after a short read at end of file also the rest of the range), the destination file's
@@ -26,7 +26,7 @@
  *     them end in success (policy below);
  *   - the same operation repeated without faults on the same context succeeds (no poisoned
  *     state: engines, probes, mappings);
- *   - after dmaio_free() and dmaio_ctx_free(): the number of open fds and of library mappings
+ *   - after dmaio_buf_free() and dmaio_ctx_free(): the number of open fds and of library mappings
  *     (memfd, dma-buf, io_uring) is what it was before the context was created;
  *   - no hang (alarm) and no crash (the scenario is printed on a fatal signal).
  *
@@ -145,7 +145,7 @@ static unsigned long disarm(void)
 /* ---- sites: which seam function a call went through, and from where ------------------------ */
 static const char *const public_api[] = {
 	"dmaio_read_file_ex", "dmaio_write_file_ex", "dmaio_read_file", "dmaio_write_file",
-	"dmaio_alloc", "dmaio_map", "dmaio_import", "dmaio_free", "dmaio_probe_system",
+	"dmaio_alloc", "dmaio_buf_map", "dmaio_buf_import", "dmaio_buf_free", "dmaio_ctx_get_system",
 };
 
 static bool is_public(const char *s)
@@ -358,9 +358,9 @@ static bool is_errno(long r)
 /* Reset the files and the buffer contents for one read or write. */
 static void prepare(const struct scen *sc, struct dmaio_buf *buf, uint8_t *p)
 {
-	dmaio_sync_begin(buf, DMAIO_SYNC_RW);
+	dmaio_buf_sync_begin(buf, DMAIO_SYNC_RW);
 	pat_fill(p, sc->buf_size, sc->op == OP_READ ? SEED_GUARD : SEED_BUF, 0);
-	dmaio_sync_end(buf, DMAIO_SYNC_RW);
+	dmaio_buf_sync_end(buf, DMAIO_SYNC_RW);
 	if (sc->op == OP_WRITE) {
 		/* the prefill outside the range only; the range is a hole (no page cache for
 		 * O_DIRECT writes to flush first) */
@@ -377,24 +377,22 @@ static void prepare(const struct scen *sc, struct dmaio_buf *buf, uint8_t *p)
 static ssize_t do_op(const struct scen *sc, struct dmaio_buf *buf, struct dmaio_xfer *x)
 {
 	if (sc->op == OP_READ)
-		return dmaio_read_file_ex(buf, sc->buf_off, sc->fd, sc->file_off, sc->len,
-					  rw_flags(sc->path), x);
-	return dmaio_write_file_ex(buf, sc->buf_off, sc->fd, sc->file_off, sc->len,
-				   rw_flags(sc->path), x);
+		return dmaio_fd_read(sc->fd, sc->file_off, buf, sc->buf_off, sc->len, rw_flags(sc->path), x);
+	return dmaio_fd_write(sc->fd, sc->file_off, buf, sc->buf_off, sc->len, rw_flags(sc->path), x);
 }
 
 /* Check the buffer and the file after a read/write that returned @ret with @x. */
 static void verify_rw(const struct scen *sc, struct dmaio_buf *buf, const uint8_t *p, ssize_t ret,
 		      const struct dmaio_xfer *x, struct outcome *o)
 {
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	long long e;
 
 	if (ret >= 0 && (uint64_t)ret != x->done)
 		bad(o, "returned %zd but xfer.done = %llu", ret, (unsigned long long)x->done);
 	if (x->done > sc->len)
 		bad(o, "xfer.done %llu > len %zu", (unsigned long long)x->done, sc->len);
-	if (dmaio_buf_stats(buf, &st) == 0) {
+	if (dmaio_buf_get_stats(buf, &st) == 0) {
 		if (st.last_done != x->done)
 			bad(o, "stats.last_done %llu != xfer.done %llu",
 			    (unsigned long long)st.last_done, (unsigned long long)x->done);
@@ -415,7 +413,7 @@ static void verify_rw(const struct scen *sc, struct dmaio_buf *buf, const uint8_
 			    (unsigned long long)x->done, want);
 		if (guard_from > sc->buf_size)
 			guard_from = sc->buf_size;
-		dmaio_sync_begin(buf, DMAIO_SYNC_READ);
+		dmaio_buf_sync_begin(buf, DMAIO_SYNC_READ);
 		e = pat_check(p + sc->buf_off, MIN(good, sc->buf_size - sc->buf_off), SEED_FILE,
 			      (uint64_t)sc->file_off);
 		if (e >= 0) {
@@ -432,7 +430,7 @@ static void verify_rw(const struct scen *sc, struct dmaio_buf *buf, const uint8_
 		if (e >= 0)
 			bad(o, "buffer byte %zu after the %s was changed", guard_from + (size_t)e,
 			    ret >= 0 ? "bytes read" : "range");
-		dmaio_sync_end(buf, DMAIO_SYNC_READ);
+		dmaio_buf_sync_end(buf, DMAIO_SYNC_READ);
 	} else {
 		off_t end = sc->file_off + (off_t)sc->len;
 		off_t want_size = MAX(end, sc->file_size);
@@ -464,9 +462,9 @@ static void verify_rw(const struct scen *sc, struct dmaio_buf *buf, const uint8_
 		e = file_check_pattern(sc->fd, sc->file_off, good, SEED_BUF, sc->buf_off);
 		if (e != -1)
 			bad(o, "file byte %lld of the range (of %zu reported done) is wrong", e, good);
-		dmaio_sync_begin(buf, DMAIO_SYNC_READ);
+		dmaio_buf_sync_begin(buf, DMAIO_SYNC_READ);
 		e = pat_check(p, sc->buf_size, SEED_BUF, 0);
-		dmaio_sync_end(buf, DMAIO_SYNC_READ);
+		dmaio_buf_sync_end(buf, DMAIO_SYNC_READ);
 		if (e >= 0)
 			bad(o, "the write changed buffer byte %lld", e);
 	}
@@ -490,16 +488,16 @@ static void verify_buf(const struct scen *sc, struct dmaio_buf *buf, struct outc
 		bad(o, "the buffer's fd cannot be mapped: %s", strerror(errno));
 		return;
 	}
-	dmaio_sync_begin(buf, DMAIO_SYNC_RW);
+	dmaio_buf_sync_begin(buf, DMAIO_SYNC_RW);
 	pat_fill(p, sz, SEED_BUF, 0);
 	e = pat_check(p, sz, SEED_BUF, 0);
-	dmaio_sync_end(buf, DMAIO_SYNC_RW);
+	dmaio_buf_sync_end(buf, DMAIO_SYNC_RW);
 	if (e >= 0)
 		bad(o, "the buffer does not keep what is written to it (byte %lld)", e);
 	munmap(p, sz);
 }
 
-/* dmaio_map() result: the address is the buffer (same bytes as a mapping of its fd). */
+/* dmaio_buf_map() result: the address is the buffer (same bytes as a mapping of its fd). */
 static void verify_map(struct dmaio_buf *buf, void *addr, struct outcome *o)
 {
 	size_t sz = dmaio_buf_size(buf);
@@ -510,18 +508,18 @@ static void verify_map(struct dmaio_buf *buf, void *addr, struct outcome *o)
 		bad(o, "mmap of the buffer fd: %s", strerror(errno));
 		return;
 	}
-	dmaio_sync_begin(buf, DMAIO_SYNC_RW);
+	dmaio_buf_sync_begin(buf, DMAIO_SYNC_RW);
 	pat_fill(addr, sz, SEED_BUF, 0);
 	e = pat_check(p, sz, SEED_BUF, 0);
-	dmaio_sync_end(buf, DMAIO_SYNC_RW);
+	dmaio_buf_sync_end(buf, DMAIO_SYNC_RW);
 	if (e >= 0)
-		bad(o, "dmaio_map address and the buffer differ at byte %lld", e);
+		bad(o, "dmaio_buf_map address and the buffer differ at byte %lld", e);
 	munmap(p, sz);
 }
 
 static int alloc_buf(struct dmaio_ctx *ctx, const struct scen *sc, struct dmaio_buf **buf)
 {
-	return dmaio_alloc(ctx, sc->heap, sc->buf_size, sc->alloc_flags, buf);
+	return t_alloc(ctx, sc->heap, sc->buf_size, sc->alloc_flags, buf);
 }
 
 /* What a scenario runs in: a context, and for I/O and map scenarios a buffer and a mapping of
@@ -540,7 +538,7 @@ static int env_open(const struct scen *sc, struct env *v, struct outcome *o)
 	memset(v, 0, sizeof(*v));
 	v->fds0 = test_count_fds();
 	v->maps0 = rel_count_lib_maps();
-	if (dmaio_ctx_new(&v->ctx)) {
+	if (dmaio_ctx_new(0, &v->ctx)) {
 		bad(o, "dmaio_ctx_new failed");
 		return -1;
 	}
@@ -570,17 +568,17 @@ static void env_close(const struct scen *sc, struct env *v, struct outcome *o)
 
 	if (v->p)
 		munmap(v->p, sc->buf_size);
-	dmaio_free(v->buf);
+	dmaio_buf_free(v->buf);
 	dmaio_ctx_free(v->ctx);
 	fds1 = test_count_fds();
 	maps1 = rel_count_lib_maps();
 	if (fds1 != v->fds0) {
-		bad(o, "%d fds open after dmaio_free + dmaio_ctx_free, %d before", fds1, v->fds0);
+		bad(o, "%d fds open after dmaio_buf_free + dmaio_ctx_free, %d before", fds1, v->fds0);
 		if (verbose)
 			rel_dump_fds("after");
 	}
 	if (maps1 != v->maps0)
-		bad(o, "%d memfd/dma-buf/io_uring mappings after dmaio_free + dmaio_ctx_free, %d "
+		bad(o, "%d memfd/dma-buf/io_uring mappings after dmaio_buf_free + dmaio_ctx_free, %d "
 		    "before", maps1, v->maps0);
 	memset(v, 0, sizeof(*v));
 }
@@ -616,7 +614,7 @@ static void run_op(const struct scen *sc, struct env *v, unsigned long nth, int 
 		if (nth && !o->bad[0]) {
 			/* the same call again, no fault: the context and buffer still work */
 			struct outcome o2 = { 0 };
-			struct dmaio_xfer x2;
+			struct dmaio_xfer x2 = { .struct_size = sizeof(struct dmaio_xfer) };
 			ssize_t r2;
 
 			prepare(sc, v->buf, v->p);
@@ -650,12 +648,12 @@ static void run_op(const struct scen *sc, struct env *v, unsigned long nth, int 
 			else
 				verify_buf(sc, abuf, o);
 		}
-		dmaio_free(abuf);
+		dmaio_buf_free(abuf);
 		break;
 	case OP_MAP:
 		hook.record = record;
 		arm(nth, err, second_at, second_err);
-		r = dmaio_map(v->buf, &addr);
+		r = dmaio_buf_map(v->buf, &addr);
 		o->calls = disarm();
 		o->hits = hook.hits;
 		o->ret = r;
@@ -664,15 +662,15 @@ static void run_op(const struct scen *sc, struct env *v, unsigned long nth, int 
 		} else if (!is_errno(r)) {
 			bad(o, "returned %d: neither 0 nor a negative errno", r);
 		} else {
-			r = dmaio_map(v->buf, &addr);
+			r = dmaio_buf_map(v->buf, &addr);
 			if (r)
-				bad(o, "dmaio_map without fault afterwards failed: %s",
+				bad(o, "dmaio_buf_map without fault afterwards failed: %s",
 				    test_errname(r));
 			else
 				verify_map(v->buf, addr, o);
 		}
-		if (r == 0 && dmaio_unmap(v->buf))
-			bad(o, "dmaio_unmap failed after a successful map");
+		if (r == 0 && dmaio_buf_unmap(v->buf))
+			bad(o, "dmaio_buf_unmap failed after a successful map");
 		break;
 	}
 	if (sc->cold || warming_up)
@@ -924,33 +922,31 @@ static void storm_child(const char *const *heaps, unsigned nh, int src, off_t sr
 	timer_settime(tm, 0, &its, NULL);
 	for (unsigned h = 0; h < nh; h++) {
 		for (int i = 0; i < (args.quick ? 2 : 4); i++) {
-			int r = dmaio_alloc(NULL, heaps[h], asize, 0, &b);
+			int r = t_alloc(NULL, heaps[h], asize, 0, &b);
 
 			res->allocs++;
 			if (r == 0)
-				dmaio_free(b);
+				dmaio_buf_free(b);
 			else
 				storm_note(res, "dmaio_alloc(%s, %zu) = %s", heaps[h], asize,
 					   test_errname(r));
 		}
 	}
-	if (dmaio_alloc(NULL, args.heap_name, iolen + 8192, 0, &b) == 0) {
+	if (t_alloc(NULL, args.heap_name, iolen + 8192, 0, &b) == 0) {
 		for (size_t pi = 0; pi < ARRAY_SIZE(paths); pi++) {
 			for (int i = 0; i < 4; i++) {
 				bool w = i & 1;
 				ssize_t n;
 
-				n = w ? dmaio_write_file(b, 1, dst, 4095, iolen, rw_flags(paths[pi])) :
-					dmaio_read_file(b, 1, src, 4095,
-							MIN(iolen, (size_t)src_size - 4095),
-							rw_flags(paths[pi]));
+				n = w ? dmaio_fd_write(dst, 4095, b, 1, iolen, rw_flags(paths[pi]), NULL) :
+					dmaio_fd_read(src, 4095, b, 1, MIN(iolen, (size_t)src_size - 4095), rw_flags(paths[pi]), NULL);
 				res->ios++;
 				if (n < 0 && n != -EOPNOTSUPP)
 					storm_note(res, "%s via %s = %s", w ? "write" : "read",
 						   dmaio_path_name(paths[pi]), test_errname(n));
 			}
 		}
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	}
 	timer_delete(tm);
 	res->ticks = (int)storm_ticks;
@@ -977,9 +973,9 @@ static void test_signals(void **state)
 		/* hugetlbfs fallocate stops at any signal; applicable when it works without */
 		struct dmaio_buf *b = NULL;
 
-		if (dmaio_alloc(NULL, "udmabuf-huge", (args.quick ? 2 : 16) * MiB, 0, &b) == 0) {
+		if (t_alloc(NULL, "udmabuf-huge", (args.quick ? 2 : 16) * MiB, 0, &b) == 0) {
 			heaps[nh++] = "udmabuf-huge";
-			dmaio_free(b);
+			dmaio_buf_free(b);
 		} else {
 			na++;
 		}
@@ -1081,7 +1077,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
 		return 1;
 	}
-	dmaio_free(probe);
+	dmaio_buf_free(probe);
 
 	if (!args.quick) {
 		ranges[0].name = "unaligned";

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The queue API (registered files, dmaio_submit/dmaio_reap) and the synchronous calls in a
+ * The queue API (registered files, dmaio_queue_submit/dmaio_queue_reap) and the synchronous calls in a
  * hostile process: each workload is a batch of unaligned reads from two files into a buffer
  * and writes back to a third file, every byte checked (the bytes of each range, and the guard
  * bytes around it in the buffer and the file).
  *  - signals: another thread sends SIGUSR1 (a handler without SA_RESTART) every few
- *    microseconds while the queue runs; dmaio_reap() never returns -EINTR, waits as long as it
+ *    microseconds while the queue runs; dmaio_queue_reap() never returns -EINTR, waits as long as it
  *    was told, and every range is exact;
  *  - rlimits, each in a child: RLIMIT_NOFILE at the fds in use (a new queue or registered file
  *    fails with -EMFILE, nothing else; the queue and files made before go on working),
@@ -74,7 +74,7 @@ static void world_open(struct world *w)
 	w->dst = test_tmpfile(NULL, w->dst_path, sizeof(w->dst_path));
 	assert_int_equal(dmaio_file_open(NULL, w->dst, 0, &w->rdst), 0);
 	assert_int_equal(test_alloc_or_skip(NULL, args.heap_name, BSIZE, 0, &w->buf), 0);
-	assert_int_equal(dmaio_map(w->buf, &m), 0);
+	assert_int_equal(dmaio_buf_map(w->buf, &m), 0);
 	w->map = m;
 	assert_int_equal(dmaio_queue_new(NULL, 16, 0, &w->q), 0);
 }
@@ -90,7 +90,7 @@ static void world_close(struct world *w)
 	}
 	if (w->dst >= 0)
 		close(w->dst);
-	dmaio_free(w->buf);
+	dmaio_buf_free(w->buf);
 	memset(w, 0, sizeof(*w));
 	w->src[0] = w->src[1] = w->dst = -1;
 }
@@ -99,10 +99,13 @@ static void world_close(struct world *w)
 static void reap_all(struct world *w, unsigned n, struct dmaio_done *got)
 {
 	for (unsigned k = 0; k < n;) {
-		int r = dmaio_reap(w->q, got + k, n - k, 1, -1);
+		int r;
+
+		got[k].struct_size = sizeof(got[k]); /* the stride of the array that starts there */
+		r = dmaio_queue_reap(w->q, got + k, n - k, 1, -1);
 
 		if (r < 0)
-			fail_msg("dmaio_reap: %s after %u of %u", test_errname(r), k, n);
+			fail_msg("dmaio_queue_reap: %s after %u of %u", test_errname(r), k, n);
 		k += (unsigned)r;
 	}
 }
@@ -113,17 +116,20 @@ static void reap_all(struct world *w, unsigned n, struct dmaio_done *got)
  */
 static void workload(struct world *w, unsigned rounds, uint64_t seed)
 {
-	struct dmaio_io io[NSLOT];
-	struct dmaio_done got[NSLOT];
+	struct dmaio_io io[NSLOT] = { { .struct_size = sizeof(struct dmaio_io) } };
+	struct dmaio_done got[NSLOT] = { { .struct_size = sizeof(struct dmaio_done) } };
 	uint64_t foff[NSLOT], len[NSLOT], doff[NSLOT];
 
 	srand((unsigned)seed);
 	for (unsigned round = 0; round < rounds; round++) {
 		memset(w->map, GUARD, BSIZE);
 		memset(io, 0, sizeof(io));
+		io[0].struct_size = sizeof(io[0]);
 		for (unsigned i = 0; i < NSLOT; i++) {
+			io[i].struct_size = sizeof(io[i]);
 			len[i] = (uint64_t)(rand() % 3 ? rand() % (SLOT - 8192) + 1 : SLOT - 8192);
 			foff[i] = (uint64_t)rand() % (FSIZE - len[i]);
+			io[i].struct_size = sizeof(io[i]);
 			io[i].op = DMAIO_OP_READ;
 			io[i].buf = w->buf;
 			io[i].buf_off = (size_t)i * SLOT + (size_t)(rand() % 4096);
@@ -132,7 +138,7 @@ static void workload(struct world *w, unsigned rounds, uint64_t seed)
 			io[i].len = (size_t)len[i];
 			io[i].user_data = i;
 		}
-		assert_int_equal(dmaio_submit(w->q, io, NSLOT), NSLOT);
+		assert_int_equal(dmaio_queue_submit(w->q, io, NSLOT), NSLOT);
 		reap_all(w, NSLOT, got);
 		for (unsigned k = 0; k < NSLOT; k++) {
 			unsigned i = (unsigned)got[k].user_data;
@@ -151,11 +157,12 @@ static void workload(struct world *w, unsigned rounds, uint64_t seed)
 		assert_int_equal(ftruncate(w->dst, 0), 0);
 		for (unsigned i = 0; i < NSLOT; i++) {
 			doff[i] = (uint64_t)i * SLOT + (uint64_t)(rand() % 8192);
+			io[i].struct_size = sizeof(io[i]);
 			io[i].op = DMAIO_OP_WRITE;
 			io[i].file = w->rdst;
 			io[i].file_off = (off_t)doff[i];
 		}
-		assert_int_equal(dmaio_submit(w->q, io, NSLOT), NSLOT);
+		assert_int_equal(dmaio_queue_submit(w->q, io, NSLOT), NSLOT);
 		reap_all(w, NSLOT, got);
 		for (unsigned k = 0; k < NSLOT; k++) {
 			unsigned i = (unsigned)got[k].user_data;
@@ -166,7 +173,7 @@ static void workload(struct world *w, unsigned rounds, uint64_t seed)
 							    SEED_FILE + i % 2, foff[i]), -1);
 		}
 		/* and one synchronous read, the pooled queue */
-		assert_int_equal(dmaio_read_file(w->buf, 3, w->src[0], 5, SLOT, 0), (ssize_t)SLOT);
+		assert_int_equal(dmaio_fd_read(w->src[0], 5, w->buf, 3, SLOT, 0, NULL), (ssize_t)SLOT);
 		assert_int_equal(pat_check(w->map + 3, SLOT, SEED_FILE, 5), -1);
 	}
 }
@@ -231,7 +238,7 @@ static void test_signals(void **state)
 	struct world *w = &st->w;
 	struct sigaction sa;
 	pthread_t self = pthread_self();
-	struct dmaio_done d;
+	struct dmaio_done d = { .struct_size = sizeof(struct dmaio_done) };
 	double t0;
 
 	memset(&sa, 0, sizeof(sa));
@@ -246,10 +253,10 @@ static void test_signals(void **state)
 	for (unsigned round = 0; round < (test_quick() ? 2u : 4u) || (nsig < 200 && round < 60);
 	     round++)
 		workload(w, 1, 1 + round);
-	/* a wait with a timeout and nothing to wait for: -ETIME, never -EINTR */
-	assert_rc_equal(dmaio_reap(w->q, &d, 1, 0, 0), 0);
+	/* a wait with a timeout and nothing to wait for: -ENODATA, never -EINTR */
+	assert_rc_equal(dmaio_queue_reap(w->q, &d, 1, 0, 0), 0);
 	t0 = test_now();
-	assert_rc_equal(dmaio_reap(w->q, &d, 1, 1, 200), -ETIME); /* nothing queued: at once */
+	assert_rc_equal(dmaio_queue_reap(w->q, &d, 1, 1, 200), -ENODATA); /* nothing queued: at once */
 	assert_true(test_now() - t0 < 5.0);
 	__atomic_store_n(&storm_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(st->t, NULL);
@@ -315,8 +322,8 @@ static void memlock_child(void **state)
 /* Does this buffer's heap take the proposed RW_FILE ioctl (auto picks rw-file then)? */
 static bool rw_file_heap(const struct dmaio_buf *b)
 {
-	struct dmaio_heap_info hi[16];
-	int n = dmaio_probe_heaps(NULL, hi, 16);
+	struct t_heap_info hi[16];
+	int n = t_probe_heaps(NULL, hi, 16);
 
 	if (dmaio_buf_kind(b) != DMAIO_BUF_HEAP)
 		return false;
@@ -329,8 +336,8 @@ static bool rw_file_heap(const struct dmaio_buf *b)
 static void fsize_child(void **state)
 {
 	struct world w;
-	struct dmaio_io io;
-	struct dmaio_done d;
+	struct dmaio_io io = { .struct_size = sizeof(struct dmaio_io) };
+	struct dmaio_done d = { .struct_size = sizeof(struct dmaio_done) };
 	struct rlimit rl;
 	const uint64_t limit = (3u << 20) + 1000, off = (2u << 20) + 77, len = 2u << 20;
 	struct stat st;
@@ -343,13 +350,14 @@ static void fsize_child(void **state)
 	rl.rlim_cur = rl.rlim_max = limit;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
 	memset(&io, 0, sizeof(io));
+	io.struct_size = sizeof(io);
 	io.op = DMAIO_OP_WRITE;
 	io.buf = w.buf;
 	io.file = w.rdst;
 	io.file_off = (off_t)off;
 	io.len = len;
-	assert_rc_equal(dmaio_submit(w.q, &io, 1), 1);
-	assert_rc_equal(dmaio_reap(w.q, &d, 1, 1, -1), 1);
+	assert_rc_equal(dmaio_queue_submit(w.q, &io, 1), 1);
+	assert_rc_equal(dmaio_queue_reap(w.q, &d, 1, 1, -1), 1);
 	printf("# RLIMIT_FSIZE %llu, write of [%llu, %llu): res %s, done %llu\n",
 	       (unsigned long long)limit, (unsigned long long)off, (unsigned long long)(off + len),
 	       test_errname(d.res), (unsigned long long)d.done);
@@ -365,7 +373,7 @@ static void fsize_child(void **state)
 	/* what was counted is there */
 	assert_int_equal(file_check_pattern(w.dst, (off_t)off, (size_t)d.done, SEED_BUF, 0), -1);
 	/* the synchronous call says the same */
-	assert_rc_equal(dmaio_write_file(w.buf, 0, w.dst, (off_t)off, len, 0), -EFBIG);
+	assert_rc_equal(dmaio_fd_write(w.dst, (off_t)off, w.buf, 0, len, 0, NULL), -EFBIG);
 	world_close(&w);
 }
 
@@ -406,7 +414,7 @@ static const long uring_nrs[] = { __NR_io_uring_setup, __NR_io_uring_enter,
 
 static void uring_enosys_child(void **state)
 {
-	struct dmaio_sys_info si;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
 	struct dmaio_ctx *c;
 
 	(void)state;
@@ -414,8 +422,8 @@ static void uring_enosys_child(void **state)
 	assert_rc_equal(deny(uring_nrs, 3, ENOSYS), 0);
 	run_workload_child();
 	/* the verdict, probed once: io_uring refused */
-	assert_rc_equal(dmaio_ctx_new(&c), 0);
-	assert_rc_equal(dmaio_probe_system(c, &si), 0);
+	assert_rc_equal(dmaio_ctx_new(0, &c), 0);
+	assert_rc_equal(dmaio_ctx_get_system(c, &si), 0);
 	printf("# io_uring denied (ENOSYS): probe says io_uring %d (%s)\n", si.io_uring,
 	       test_errname(si.io_uring_err));
 	assert_int_equal(si.io_uring, DMAIO_CAP_NO);
@@ -442,16 +450,14 @@ static void copy_child(void **state)
 	world_open(&w);
 	/* the sendfile path forced: it refuses (EPERM), another path serves */
 	for (int i = 0; i < 4; i++) {
-		ssize_t r = dmaio_read_file(w.buf, 100 + (size_t)i, w.src[1], 4096 * i + 3,
-					    SLOT + (size_t)i, DMAIO_RW_PATH(DMAIO_PATH_SENDFILE));
+		ssize_t r = dmaio_fd_read(w.src[1], 4096 * i + 3, w.buf, 100 + (size_t)i, SLOT + (size_t)i, DMAIO_RW_PATH(DMAIO_PATH_SENDFILE), NULL);
 
 		if (r != (ssize_t)(SLOT + (size_t)i))
 			printf("# forced sendfile under seccomp: %s\n", test_errname(r));
 		assert_rc_equal(r, SLOT + (size_t)i);
 		assert_int_equal(pat_check(w.map + 100 + i, SLOT + (size_t)i, SEED_FILE + 1,
 					   4096 * (uint64_t)i + 3), -1);
-		r = dmaio_read_file(w.buf, 0, w.src[1], 0, SLOT,
-				    DMAIO_RW_PATH(DMAIO_PATH_SENDFILE) | DMAIO_RW_NO_FALLBACK);
+		r = dmaio_fd_read(w.src[1], 0, w.buf, 0, SLOT, DMAIO_RW_PATH(DMAIO_PATH_SENDFILE) | DMAIO_RW_NO_FALLBACK, NULL);
 		if (r != -EOPNOTSUPP)
 			assert_rc_equal(r, SLOT);
 	}

@@ -71,8 +71,8 @@ static void make_ranges(void)
 static bool batch(bool write, const char *what)
 {
 	struct dmaio_queue *q;
-	struct dmaio_io io[NR];
-	struct dmaio_done d[NR];
+	struct dmaio_io io[NR] = { { .struct_size = sizeof(struct dmaio_io) } };
+	struct dmaio_done d[NR] = { { .struct_size = sizeof(struct dmaio_done) } };
 	int seen[NR] = { 0 }, n = 0;
 	unsigned before = test_failures();
 
@@ -87,14 +87,14 @@ static bool batch(bool write, const char *what)
 		struct range *r = &ranges[i];
 
 		/* writes go to the buffer offset in dst: disjoint, with gaps */
-		io[i] = (struct dmaio_io){ .op = write ? DMAIO_OP_WRITE : DMAIO_OP_READ,
+		io[i] = (struct dmaio_io){ .struct_size = sizeof(struct dmaio_io), .op = write ? DMAIO_OP_WRITE : DMAIO_OP_READ,
 					   .buf = buf, .buf_off = r->boff,
 					   .file = write ? rdst : rsrc[r->file],
 					   .file_off = (int64_t)(write ? r->boff : r->foff),
 					   .len = r->len, .user_data = (uint64_t)i };
 	}
 	for (int sent = 0; sent < NR;) {
-		int k = dmaio_submit(q, io + sent, (unsigned)(NR - sent));
+		int k = dmaio_queue_submit(q, io + sent, (unsigned)(NR - sent));
 
 		if (k == -EAGAIN)
 			k = 0;
@@ -104,7 +104,8 @@ static bool batch(bool write, const char *what)
 			return false;
 		}
 		sent += k;
-		k = dmaio_reap(q, d + n, (unsigned)(NR - n), 0, 0);
+		d[n].struct_size = sizeof(d[n]);
+		k = dmaio_queue_reap(q, d + n, (unsigned)(NR - n), 0, 0);
 		if (k < 0) {
 			test_fail("%s: reap (no wait) %s", what, test_errname(k));
 			dmaio_queue_free(q);
@@ -113,7 +114,10 @@ static bool batch(bool write, const char *what)
 		n += k;
 	}
 	while (n < NR) {
-		int k = dmaio_reap(q, d + n, (unsigned)(NR - n), 1, 60000);
+		int k;
+
+		d[n].struct_size = sizeof(d[n]);
+		k = dmaio_queue_reap(q, d + n, (unsigned)(NR - n), 1, 60000);
 
 		if (k <= 0) {
 			test_fail("%s: reap %s after %d completions", what, test_errname(k), n);
@@ -218,7 +222,7 @@ static int setup(void **state)
 	(void)state;
 	/* exits 77 where the provider is missing on the host; fails where devices are expected */
 	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, BSIZE, 0, &buf), 0);
-	assert_int_equal(dmaio_map(buf, (void **)&map), 0);
+	assert_int_equal(dmaio_buf_map(buf, (void **)&map), 0);
 	for (int f = 0; f < 2; f++) {
 		src[f] = test_tmpfile(NULL, NULL, 0);
 		assert_int_equal(file_fill_pattern(src[f], 0, FSIZE, SEED_FILE + (uint64_t)f), 0);

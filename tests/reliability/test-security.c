@@ -4,7 +4,7 @@
  *
  * Parts (default: cloexec, seals, files; "--part suid" is registered as its own test):
  *   cloexec  every fd the library creates is close-on-exec: fds are compared before/after
- *            dmaio_alloc (the --heap, "memfd", heap NULL), dmaio_map, dmaio_import, the probes
+ *            dmaio_alloc (the --heap, "memfd", heap NULL), dmaio_buf_map, dmaio_buf_import, the probes
  *            and reads/writes through every path while the buffers are alive, AND at every call
  *            of the library's syscall seam (the wrapped dmaio_fault_hit() of the fault-injection
  *            build, here never injecting), so that fds living only inside one call (the O_DIRECT
@@ -220,9 +220,9 @@ static void test_cloexec(void **state)
 {
 	struct dmaio_buf *bufs[4] = { NULL }, *imp = NULL;
 	const char *heaps[3] = { "memfd", NULL, NULL };
-	struct dmaio_sys_info si;
-	struct dmaio_heap_info hi[8];
-	struct dmaio_file_info fi;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
+	struct t_heap_info hi[8];
+	struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) };
 	struct dmaio_ctx *ctx;
 	int nb = 0, src, dst, nh = 1, r;
 	const size_t len = 4 * MiB;
@@ -239,15 +239,15 @@ static void test_cloexec(void **state)
 	memcpy(seam.before, snap_before, sizeof(seam.before));
 	seam.on = true;
 
-	r = dmaio_ctx_new(&ctx);
+	r = dmaio_ctx_new(0, &ctx);
 	if (r) {
 		seam.on = false;
 		fail_msg("cloexec: dmaio_ctx_new = %s", test_errname(r));
 	}
-	dmaio_probe_system(ctx, &si);
-	dmaio_probe_system(NULL, &si);
-	dmaio_probe_heaps(ctx, hi, ARRAY_SIZE(hi));
-	dmaio_probe_file(ctx, src, &fi);
+	dmaio_ctx_get_system(ctx, &si);
+	dmaio_ctx_get_system(NULL, &si);
+	t_probe_heaps(ctx, hi, ARRAY_SIZE(hi));
+	dmaio_fd_get_info(src, &fi);
 	check_new("probes");
 	for (int i = 0; i < nh; i++) {
 		r = test_alloc_or_skip(ctx, heaps[i], len + 8192, 0, &bufs[nb]);
@@ -257,7 +257,7 @@ static void test_cloexec(void **state)
 		}
 		nb++;
 	}
-	r = dmaio_alloc(NULL, NULL, len + 8192, DMAIO_ALLOC_ALLOW_NON_DMABUF, &bufs[nb]);
+	r = t_alloc(NULL, NULL, len + 8192, DMAIO_ALLOC_ALLOW_NON_DMABUF, &bufs[nb]);
 	if (r)
 		test_fail("cloexec: dmaio_alloc(heap NULL) = %s", test_errname(r));
 	else
@@ -266,34 +266,34 @@ static void test_cloexec(void **state)
 	for (int i = 0; i < nb; i++) {
 		void *p;
 
-		if (dmaio_map(bufs[i], &p))
-			test_fail("cloexec: dmaio_map(%s) failed", dmaio_buf_provider(bufs[i]));
+		if (dmaio_buf_map(bufs[i], &p))
+			test_fail("cloexec: dmaio_buf_map(%s) failed", dmaio_buf_provider(bufs[i]));
 	}
-	check_new("dmaio_map");
+	check_new("dmaio_buf_map");
 	for (int i = 0; i < nb; i++) {
 		if (dmaio_buf_kind(bufs[i]) == DMAIO_BUF_MEMFD)
 			continue;
-		r = dmaio_import(ctx, dmaio_buf_fd(bufs[i]), 0, &imp);
+		r = dmaio_buf_import(ctx, dmaio_buf_fd(bufs[i]), 0, &imp);
 		if (r)
-			test_fail("cloexec: dmaio_import(%s) = %s", dmaio_buf_provider(bufs[i]),
+			test_fail("cloexec: dmaio_buf_import(%s) = %s", dmaio_buf_provider(bufs[i]),
 				  test_errname(r));
 		else
-			check_new("dmaio_import");
+			check_new("dmaio_buf_import");
 		break;
 	}
 	for (int i = 0; i < nb; i++) {
 		for (size_t pi = 0; pi < ARRAY_SIZE(paths); pi++) {
 			ssize_t n;
 
-			n = dmaio_read_file(bufs[i], 4097, src, 513, len - 4096, forced(paths[pi]));
+			n = dmaio_fd_read(src, 513, bufs[i], 4097, len - 4096, forced(paths[pi]), NULL);
 			io++;
 			if (n < 0 && n != -EOPNOTSUPP)
 				test_fail("cloexec: read via %s into %s: %s",
 					  dmaio_path_name(paths[pi]), dmaio_buf_provider(bufs[i]),
 					  test_errname(n));
-			n = dmaio_read_file(bufs[i], 0, src, 0, len, forced(paths[pi]));
-			n = dmaio_write_file(bufs[i], 0, dst, 0, len, forced(paths[pi]));
-			n = dmaio_write_file(bufs[i], 4097, dst, 513, len - 4096, forced(paths[pi]));
+			n = dmaio_fd_read(src, 0, bufs[i], 0, len, forced(paths[pi]), NULL);
+			n = dmaio_fd_write(dst, 0, bufs[i], 0, len, forced(paths[pi]), NULL);
+			n = dmaio_fd_write(dst, 513, bufs[i], 4097, len - 4096, forced(paths[pi]), NULL);
 			io += 3;
 			if (n < 0 && n != -EOPNOTSUPP)
 				test_fail("cloexec: write via %s from %s: %s",
@@ -304,9 +304,9 @@ static void test_cloexec(void **state)
 	check_new("reads and writes");
 	seam.on = false;
 	check_exec_inherit();
-	dmaio_free(imp);
+	dmaio_buf_free(imp);
 	for (int i = 0; i < nb; i++)
-		dmaio_free(bufs[i]);
+		dmaio_buf_free(bufs[i]);
 	dmaio_ctx_free(ctx);
 	close(src);
 	close(dst);
@@ -414,7 +414,7 @@ static void test_seals(void **state)
 		if (!n && dmaio_buf_kind(b) != DMAIO_BUF_MEMFD)
 			printf("# seals: heap %s has no memfd behind it (kind %d): nothing to seal\n",
 			       heaps[i], dmaio_buf_kind(b));
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	}
 	printf("# seals: %u memfds checked (F_GET_SEALS, shrink, grow, fallocate, F_SEAL_WRITE)\n",
 	       checked);
@@ -526,32 +526,32 @@ static unsigned fan_drain(int fan, unsigned *others)
 
 static void library_sequence(int src, int dst)
 {
-	struct dmaio_sys_info si;
-	struct dmaio_heap_info hi[8];
-	struct dmaio_file_info fi;
+	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
+	struct t_heap_info hi[8];
+	struct dmaio_file_info fi = { .struct_size = sizeof(struct dmaio_file_info) };
 	struct dmaio_buf *b[3] = { NULL };
 	struct dmaio_ctx *ctx = NULL;
 	int nb = 0;
 
-	dmaio_ctx_new(&ctx);
-	dmaio_probe_system(ctx, &si);
-	dmaio_probe_heaps(ctx, hi, ARRAY_SIZE(hi));
-	dmaio_probe_file(ctx, src, &fi);
-	if (!dmaio_alloc(ctx, "memfd", 2 * MiB + 1, 0, &b[nb]))
+	dmaio_ctx_new(0, &ctx);
+	dmaio_ctx_get_system(ctx, &si);
+	t_probe_heaps(ctx, hi, ARRAY_SIZE(hi));
+	dmaio_fd_get_info(src, &fi);
+	if (!t_alloc(ctx, "memfd", 2 * MiB + 1, 0, &b[nb]))
 		nb++;
-	if (is_dev_heap() && !dmaio_alloc(ctx, args.heap_name, 2 * MiB + 1, 0, &b[nb]))
+	if (is_dev_heap() && !t_alloc(ctx, args.heap_name, 2 * MiB + 1, 0, &b[nb]))
 		nb++;
-	if (!dmaio_alloc(NULL, NULL, 2 * MiB + 1, DMAIO_ALLOC_ALLOW_NON_DMABUF, &b[nb]))
+	if (!t_alloc(NULL, NULL, 2 * MiB + 1, DMAIO_ALLOC_ALLOW_NON_DMABUF, &b[nb]))
 		nb++;
 	for (int i = 0; i < nb; i++) {
 		void *p;
 
-		dmaio_map(b[i], &p);
+		dmaio_buf_map(b[i], &p);
 		for (size_t pi = 0; pi < ARRAY_SIZE(paths); pi++) {
-			dmaio_read_file(b[i], 0, src, 0, 2 * MiB, forced(paths[pi]));
-			dmaio_read_file(b[i], 1, src, 4095, MiB, forced(paths[pi]));
-			dmaio_write_file(b[i], 0, dst, 0, 2 * MiB, forced(paths[pi]));
-			dmaio_write_file(b[i], 1, dst, 4095, MiB, forced(paths[pi]));
+			dmaio_fd_read(src, 0, b[i], 0, 2 * MiB, forced(paths[pi]), NULL);
+			dmaio_fd_read(src, 4095, b[i], 1, MiB, forced(paths[pi]), NULL);
+			dmaio_fd_write(dst, 0, b[i], 0, 2 * MiB, forced(paths[pi]), NULL);
+			dmaio_fd_write(dst, 4095, b[i], 1, MiB, forced(paths[pi]), NULL);
 		}
 	}
 	/* what the library holds while its buffers are alive: no file of a filesystem */
@@ -569,7 +569,7 @@ static void library_sequence(int src, int dst)
 		test_fail("files: the library holds fd %d on \"%s\"", fd, target);
 	}
 	for (int i = 0; i < nb; i++)
-		dmaio_free(b[i]);
+		dmaio_buf_free(b[i]);
 	dmaio_ctx_free(ctx);
 }
 
@@ -666,7 +666,7 @@ static int suid_child_main(const char *file, const char *mode)
 	bool want_secure = !strcmp(mode, "secure");
 	unsigned long secure = getauxval(AT_SECURE);
 	struct dmaio_buf *b = NULL;
-	struct dmaio_xfer x;
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	char why[200] = "";
 	uint8_t *p;
 	ssize_t n;
@@ -682,24 +682,24 @@ static int suid_child_main(const char *file, const char *mode)
 		printf("RESULT open %s\n", strerror(errno));
 		return 4;
 	}
-	r = dmaio_alloc(NULL, "memfd", SUID_LEN + 4096, 0, &b);
+	r = t_alloc(NULL, "memfd", SUID_LEN + 4096, 0, &b);
 	if (r) {
 		printf("RESULT alloc %d\n", r);
 		return 5;
 	}
-	choice = dmaio_choose_path(b, 0, fd, 0, SUID_LEN, 0, 0, why, sizeof(why));
-	n = dmaio_read_file_ex(b, 0, fd, 0, SUID_LEN, 0, &x);
+	choice = t_choose_path(b, 0, fd, 0, SUID_LEN, 0, 0, why, sizeof(why));
+	n = dmaio_fd_read(fd, 0, b, 0, SUID_LEN, 0, &x);
 	if (n != (ssize_t)SUID_LEN) {
 		printf("RESULT read %zd\n", n);
 		return 6;
 	}
-	if (dmaio_map(b, (void **)&p) || pat_check(p, SUID_LEN, SEED_FILE, 0) >= 0) {
+	if (dmaio_buf_map(b, (void **)&p) || pat_check(p, SUID_LEN, SEED_FILE, 0) >= 0) {
 		printf("RESULT data\n");
 		return 7;
 	}
 	printf("choose=%s (%s)\n", dmaio_path_name(choice), why);
 	printf("RESULT path=%s\n", dmaio_path_name(x.path));
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	close(fd);
 	return 0;
 }

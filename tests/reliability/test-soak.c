@@ -116,7 +116,7 @@ static int hold_teardown(void **state)
 {
 	struct hold *h = *state;
 
-	dmaio_free(h->b);
+	dmaio_buf_free(h->b);
 	dmaio_ctx_free(h->ctx);
 	for (int i = 0; i < 2; i++)
 		if (h->fd[i] >= 0)
@@ -135,15 +135,15 @@ static void test_alloc_free(void **state)
 	struct phase ph;
 	char sum[160];
 
-	assert_rc_equal(dmaio_ctx_new(&h->ctx), 0);
+	assert_rc_equal(dmaio_ctx_new(0, &h->ctx), 0);
 	ctx = h->ctx;
 
 	/* the contexts open (and keep) their device fds on first use: not part of the count */
 	for (int k = 0; k < 2; k++) {
 		struct dmaio_buf *b = NULL;
 
-		if (!dmaio_alloc(k ? NULL : ctx, args.heap_name, 4096, 0, &b))
-			dmaio_free(b);
+		if (!t_alloc(k ? NULL : ctx, args.heap_name, 4096, 0, &b))
+			dmaio_buf_free(b);
 	}
 	phase_begin(&ph, "alloc/free");
 	for (unsigned i = 0; i < cycles; i++) {
@@ -153,7 +153,7 @@ static void test_alloc_free(void **state)
 
 		if (i == cycles / 50)
 			phase_warm(&ph);
-		r = dmaio_alloc(c, args.heap_name, 4096, 0, &b);
+		r = t_alloc(c, args.heap_name, 4096, 0, &b);
 		if (r) {
 			test_fail("alloc/free: cycle %u: dmaio_alloc = %s", i, test_errname(r));
 			if (test_failures() - ph.fail0 > 10)
@@ -163,19 +163,19 @@ static void test_alloc_free(void **state)
 		if (i % 1000 == 0) {
 			uint8_t *p;
 
-			if (dmaio_map(b, (void **)&p)) {
-				test_fail("alloc/free: cycle %u: dmaio_map failed", i);
+			if (dmaio_buf_map(b, (void **)&p)) {
+				test_fail("alloc/free: cycle %u: dmaio_buf_map failed", i);
 			} else {
-				dmaio_sync_begin(b, DMAIO_SYNC_RW);
+				dmaio_buf_sync_begin(b, DMAIO_SYNC_RW);
 				pat_fill(p, 4096, i, 0);
 				if (pat_check(p, 4096, i, 0) >= 0)
 					test_fail("alloc/free: cycle %u: the buffer lost its bytes",
 						  i);
-				dmaio_sync_end(b, DMAIO_SYNC_RW);
+				dmaio_buf_sync_end(b, DMAIO_SYNC_RW);
 				mapped++;
 			}
 		}
-		dmaio_free(b);
+		dmaio_buf_free(b);
 	}
 	snprintf(sum, sizeof(sum), "%u alloc/free cycles of 4 KiB (%u mapped and checked)",
 		 cycles, mapped);
@@ -190,7 +190,7 @@ static void test_io(void **state)
 	unsigned calls = 10000 / div_, verified = 0, reads = 0, writes = 0;
 	uint64_t moved = 0, rmoved = 0, wmoved = 0;
 	struct dmaio_buf *b;
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	struct phase ph;
 	char sum[200];
 	uint8_t *p;
@@ -201,10 +201,10 @@ static void test_io(void **state)
 	assert_int_equal(file_fill_pattern(src, 0, fsize, SEED_FILE), 0);
 	assert_int_equal(ftruncate(dst, (off_t)fsize), 0);
 	phase_begin(&ph, "io");
-	assert_rc_equal(dmaio_ctx_new(&h->ctx), 0);
-	assert_rc_equal(dmaio_alloc(h->ctx, args.heap_name, bsize, 0, &h->b), 0);
+	assert_rc_equal(dmaio_ctx_new(0, &h->ctx), 0);
+	assert_rc_equal(t_alloc(h->ctx, args.heap_name, bsize, 0, &h->b), 0);
 	b = h->b;
-	assert_rc_equal(dmaio_map(b, (void **)&p), 0);
+	assert_rc_equal(dmaio_buf_map(b, (void **)&p), 0);
 	for (unsigned i = 0; i < calls; i++) {
 		bool write = i & 1, verify = i % 100 == 99;
 		int path = paths[(i / 2) % ARRAY_SIZE(paths)];
@@ -229,12 +229,12 @@ static void test_io(void **state)
 				foff = (off_t)(fsize - len);
 		}
 		if (write && verify) {
-			dmaio_sync_begin(b, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_begin(b, DMAIO_SYNC_WRITE);
 			pat_fill(p + boff, len, SEED_BUF, (uint64_t)foff);
-			dmaio_sync_end(b, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_end(b, DMAIO_SYNC_WRITE);
 		}
-		n = write ? dmaio_write_file(b, boff, dst, foff, len, flags) :
-			    dmaio_read_file(b, boff, src, foff, len, flags);
+		n = write ? dmaio_fd_write(dst, foff, b, boff, len, flags, NULL) :
+			    dmaio_fd_read(src, foff, b, boff, len, flags, NULL);
 		if (n != (ssize_t)len) {
 			test_fail("io: call %u: %s of %zu bytes at %lld (buffer +%zu) via %s "
 				  "returned %s", i, write ? "write" : "read", len, (long long)foff,
@@ -263,27 +263,27 @@ static void test_io(void **state)
 		} else {
 			long long e;
 
-			dmaio_sync_begin(b, DMAIO_SYNC_READ);
+			dmaio_buf_sync_begin(b, DMAIO_SYNC_READ);
 			e = pat_check(p + boff, len, SEED_FILE, (uint64_t)foff);
-			dmaio_sync_end(b, DMAIO_SYNC_READ);
+			dmaio_buf_sync_end(b, DMAIO_SYNC_READ);
 			if (e >= 0)
 				test_fail("io: call %u: buffer byte %lld wrong after a read via %s",
 					  i, e, dmaio_path_name(path));
 		}
 	}
-	if (dmaio_buf_stats(b, &st) == 0 &&
+	if (dmaio_buf_get_stats(b, &st) == 0 &&
 	    (st.ops != reads + writes || st.errors || st.bytes_read != rmoved ||
 	     st.bytes_written != wmoved))
-		test_fail("io: dmaio_buf_stats: ops %llu errors %llu read %llu written %llu, "
+		test_fail("io: dmaio_buf_get_stats: ops %llu errors %llu read %llu written %llu, "
 			  "expected %u ops, %llu read, %llu written", (unsigned long long)st.ops,
 			  (unsigned long long)st.errors, (unsigned long long)st.bytes_read,
 			  (unsigned long long)st.bytes_written, reads + writes,
 			  (unsigned long long)rmoved, (unsigned long long)wmoved);
-	if (dmaio_ctx_stats(h->ctx, &st) == 0 && (st.ops != reads + writes || st.errors))
-		test_fail("io: dmaio_ctx_stats: ops %llu errors %llu, expected %u ops (buffer "
+	if (dmaio_ctx_get_stats(h->ctx, &st) == 0 && (st.ops != reads + writes || st.errors))
+		test_fail("io: dmaio_ctx_get_stats: ops %llu errors %llu, expected %u ops (buffer "
 			  "alive)", (unsigned long long)st.ops, (unsigned long long)st.errors,
 			  reads + writes);
-	dmaio_free(h->b);
+	dmaio_buf_free(h->b);
 	h->b = NULL;
 	dmaio_ctx_free(h->ctx);
 	h->ctx = NULL;
@@ -315,33 +315,33 @@ static void test_contexts(void **state)
 
 		if (i == cycles / 50)
 			phase_warm(&ph);
-		r = dmaio_ctx_new(&c);
+		r = dmaio_ctx_new(0, &c);
 		if (r) {
 			test_fail("contexts: cycle %u: dmaio_ctx_new = %s", i, test_errname(r));
 			break;
 		}
-		r = dmaio_alloc(c, args.heap_name, len, 0, &b);
+		r = t_alloc(c, args.heap_name, len, 0, &b);
 		if (r) {
 			test_fail("contexts: cycle %u: dmaio_alloc = %s", i, test_errname(r));
 		} else {
-			n = dmaio_read_file(b, 0, src, 4096, len, DMAIO_RW_PATH(path));
+			n = dmaio_fd_read(src, 4096, b, 0, len, DMAIO_RW_PATH(path), NULL);
 			if (n != (ssize_t)len)
 				test_fail("contexts: cycle %u: read via %s = %s", i,
 					  dmaio_path_name(path), test_errname(n));
 			if (i % 100 == 0) {
 				uint8_t *p;
 
-				if (dmaio_map(b, (void **)&p)) {
-					test_fail("contexts: dmaio_map failed");
+				if (dmaio_buf_map(b, (void **)&p)) {
+					test_fail("contexts: dmaio_buf_map failed");
 				} else {
-					dmaio_sync_begin(b, DMAIO_SYNC_READ);
+					dmaio_buf_sync_begin(b, DMAIO_SYNC_READ);
 					if (pat_check(p, len, SEED_FILE, 4096) >= 0)
 						test_fail("contexts: cycle %u: read via %s: "
 							  "wrong bytes", i, dmaio_path_name(path));
-					dmaio_sync_end(b, DMAIO_SYNC_READ);
+					dmaio_buf_sync_end(b, DMAIO_SYNC_READ);
 				}
 			}
-			dmaio_free(b);
+			dmaio_buf_free(b);
 		}
 		dmaio_ctx_free(c);
 		if (test_failures() - ph.fail0 > 10)
@@ -373,7 +373,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
 		return 1;
 	}
-	dmaio_free(probe);
+	dmaio_buf_free(probe);
 	printf("# heap %s, files in %s%s\n", args.heap, test_dir(), args.quick ? ", quick" : "");
 	rel_watchdog(170);
 	r = cmocka_run_group_tests_name("soak", tests, NULL, NULL);

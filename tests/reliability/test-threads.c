@@ -11,15 +11,15 @@
  * In each run every thread does, with paths rotating over auto, udmabuf-direct, bounce-direct,
  * buffered and sendfile (forced without DMAIO_RW_NO_FALLBACK, so a path that cannot serve the
  * buffer falls back), sizes and offsets aligned and not:
- *   part 1, separate buffers: alloc two buffers, fill one through dmaio_map(), write it to the
+ *   part 1, separate buffers: alloc two buffers, fill one through dmaio_buf_map(), write it to the
  *           thread's own region of a shared destination file, read that region back into the
  *           other buffer, check the file and the second buffer, free both;
- *   part 2, one shared buffer (allocated by thread 0, mapped by all: dmaio_map() must give every
+ *   part 2, one shared buffer (allocated by thread 0, mapped by all: dmaio_buf_map() must give every
  *           thread the same address): read the thread's own range of it from a shared source
  *           file, check it, write it to the thread's region of the destination, check the file;
  *           at the end the main thread checks the whole shared buffer (every range where its
  *           thread left it, the gaps between ranges untouched);
- * while dmaio_ctx_stats()/dmaio_buf_stats() are read concurrently. Afterwards the context's
+ * while dmaio_ctx_get_stats()/dmaio_buf_get_stats() are read concurrently. Afterwards the context's
  * counters must match the calls made (ops, no errors, bytes), the fds be back to their number.
  *
  * ThreadSanitizer: must run clean under
@@ -97,7 +97,7 @@ struct worker {
 	unsigned rw_part1;      /* read/write calls on the thread's own buffers */
 	uint64_t bytes_read, bytes_written;
 	uint64_t bytes_part1;   /* bytes moved by them */
-	void *map_addr;         /* what dmaio_map() gave for the shared buffer */
+	void *map_addr;         /* what dmaio_buf_map() gave for the shared buffer */
 	uint64_t last_seed;     /* seed of the last data left in its shared range */
 	size_t last_len, last_off;
 };
@@ -141,7 +141,7 @@ static uint64_t seed_of(int run, int t, unsigned it, int part)
 static ssize_t rd(struct worker *w, struct dmaio_buf *b, size_t off, int fd, off_t foff,
 		  size_t len, int path)
 {
-	ssize_t r = dmaio_read_file(b, off, fd, foff, len, rw_flags(path));
+	ssize_t r = dmaio_fd_read(fd, foff, b, off, len, rw_flags(path), NULL);
 
 	w->ops++;
 	w->rw_calls++;
@@ -153,7 +153,7 @@ static ssize_t rd(struct worker *w, struct dmaio_buf *b, size_t off, int fd, off
 static ssize_t wr(struct worker *w, struct dmaio_buf *b, size_t off, int fd, off_t foff,
 		  size_t len, int path)
 {
-	ssize_t r = dmaio_write_file(b, off, fd, foff, len, rw_flags(path));
+	ssize_t r = dmaio_fd_write(fd, foff, b, off, len, rw_flags(path), NULL);
 
 	w->ops++;
 	w->rw_calls++;
@@ -172,38 +172,38 @@ static void part_separate(struct worker *w, unsigned it)
 	uint64_t seed = seed_of(w->run->mode, w->id, it, 1);
 	size_t size = s->buf_off + s->len + 4096 + 3;
 	struct dmaio_buf *a = NULL, *b = NULL;
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	unsigned calls0 = w->rw_calls;
 	uint64_t bytes0 = w->bytes_read + w->bytes_written;
 	uint8_t *pa, *pb;
 	long long e;
 	ssize_t r;
 
-	r = dmaio_alloc(w->ctx, args.heap_name, size, 0, &a);
+	r = t_alloc(w->ctx, args.heap_name, size, 0, &a);
 	w->ops++;
 	if (r) {
 		failf(w, "dmaio_alloc(%zu) = %s", size, test_errname(r));
 		return;
 	}
-	r = dmaio_alloc(w->ctx, args.heap_name, size, 0, &b);
+	r = t_alloc(w->ctx, args.heap_name, size, 0, &b);
 	w->ops++;
 	if (r) {
 		failf(w, "dmaio_alloc(%zu) = %s", size, test_errname(r));
-		dmaio_free(a);
+		dmaio_buf_free(a);
 		w->ops++;
 		return;
 	}
-	if (dmaio_map(a, (void **)&pa) || dmaio_map(b, (void **)&pb)) {
-		failf(w, "dmaio_map failed");
+	if (dmaio_buf_map(a, (void **)&pa) || dmaio_buf_map(b, (void **)&pb)) {
+		failf(w, "dmaio_buf_map failed");
 		goto out;
 	}
 	w->ops += 2;
-	dmaio_sync_begin(a, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_begin(a, DMAIO_SYNC_WRITE);
 	pat_fill(pa, size, seed, 0);
-	dmaio_sync_end(a, DMAIO_SYNC_WRITE);
-	dmaio_sync_begin(b, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_end(a, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_begin(b, DMAIO_SYNC_WRITE);
 	pat_fill(pb, size, SEED_GUARD, 0);
-	dmaio_sync_end(b, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_end(b, DMAIO_SYNC_WRITE);
 	w->ops += 4;
 
 	r = wr(w, a, s->buf_off, w->run->dst_fd, foff, s->len, pw);
@@ -221,7 +221,7 @@ static void part_separate(struct worker *w, unsigned it)
 		failf(w, "read %zu bytes via %s: %s", s->len, dmaio_path_name(pr), test_errname(r));
 		goto out;
 	}
-	dmaio_sync_begin(b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_begin(b, DMAIO_SYNC_READ);
 	e = pat_check(pb + s->buf_off, s->len, seed, s->buf_off);
 	if (e >= 0)
 		failf(w, "buffer byte %lld wrong after a read of %zu via %s", e, s->len,
@@ -232,16 +232,16 @@ static void part_separate(struct worker *w, unsigned it)
 			      s->buf_off + s->len);
 	if (e >= 0)
 		failf(w, "buffer changed outside the range of a read via %s", dmaio_path_name(pr));
-	dmaio_sync_end(b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_end(b, DMAIO_SYNC_READ);
 	w->ops += 2;
-	if (dmaio_buf_stats(b, &st) || st.ops != 1 || st.bytes_read != s->len || st.errors)
+	if (dmaio_buf_get_stats(b, &st) || st.ops != 1 || st.bytes_read != s->len || st.errors)
 		failf(w, "buffer stats: ops %llu bytes_read %llu errors %llu",
 		      (unsigned long long)st.ops, (unsigned long long)st.bytes_read,
 		      (unsigned long long)st.errors);
 	w->ops++;
 out:
-	dmaio_free(a);
-	dmaio_free(b);
+	dmaio_buf_free(a);
+	dmaio_buf_free(b);
 	w->ops += 2;
 	w->rw_part1 += w->rw_calls - calls0;
 	w->bytes_part1 += w->bytes_read + w->bytes_written - bytes0;
@@ -258,14 +258,14 @@ static void part_shared(struct worker *w, unsigned it)
 	off_t dst_off = (off_t)w->id * region + s->file_off;
 	struct dmaio_buf *b = w->run->shared;
 	uint8_t *p = w->run->shared_map;
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	long long e;
 	ssize_t r;
 
 	/* the whole slice is the guard but for the range being read */
-	dmaio_sync_begin(b, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_begin(b, DMAIO_SYNC_WRITE);
 	pat_fill(p + (size_t)w->id * slice, slice, SEED_GUARD, (size_t)w->id * slice);
-	dmaio_sync_end(b, DMAIO_SYNC_WRITE);
+	dmaio_buf_sync_end(b, DMAIO_SYNC_WRITE);
 	w->ops += 2;
 	r = rd(w, b, boff, w->run->src_fd, src_off, s->len, pr);
 	if (r != (ssize_t)s->len) {
@@ -274,7 +274,7 @@ static void part_shared(struct worker *w, unsigned it)
 		w->last_len = 0;
 		return;
 	}
-	dmaio_sync_begin(b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_begin(b, DMAIO_SYNC_READ);
 	e = pat_check(p + boff, s->len, SEED_FILE, (uint64_t)src_off);
 	if (e >= 0)
 		failf(w, "shared: buffer byte %lld wrong after a read of %zu via %s", e, s->len,
@@ -286,7 +286,7 @@ static void part_shared(struct worker *w, unsigned it)
 	if (e >= 0)
 		failf(w, "shared: the slice changed outside the range of a read via %s",
 		      dmaio_path_name(pr));
-	dmaio_sync_end(b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_end(b, DMAIO_SYNC_READ);
 	w->ops += 2;
 	w->last_seed = SEED_FILE;
 	w->last_off = (size_t)src_off;
@@ -301,7 +301,7 @@ static void part_shared(struct worker *w, unsigned it)
 	if (e != -1)
 		failf(w, "shared: file byte %lld wrong after a write of %zu via %s", e, s->len,
 		      dmaio_path_name(pw));
-	if (dmaio_buf_stats(b, &st) || dmaio_ctx_stats(w->ctx, &st))
+	if (dmaio_buf_get_stats(b, &st) || dmaio_ctx_get_stats(w->ctx, &st))
 		failf(w, "stats calls failed");
 	w->ops += 2;
 }
@@ -315,7 +315,7 @@ static void *worker_main(void *arg)
 
 	pthread_barrier_wait(&run->bar);
 	if (run->mode == 2) {
-		r = dmaio_ctx_new(&w->ctx);
+		r = dmaio_ctx_new(0, &w->ctx);
 		w->ops++;
 		if (r) {
 			failf(w, "dmaio_ctx_new = %s", test_errname(r));
@@ -330,7 +330,7 @@ static void *worker_main(void *arg)
 	if (w->id == 0) {
 		size_t size = slice * NTHREADS + 4096 + 1;
 
-		r = dmaio_alloc(w->ctx, args.heap_name, size, 0, &run->shared);
+		r = t_alloc(w->ctx, args.heap_name, size, 0, &run->shared);
 		w->ops++;
 		if (r) {
 			failf(w, "dmaio_alloc(shared %zu) = %s", size, test_errname(r));
@@ -338,22 +338,22 @@ static void *worker_main(void *arg)
 		} else {
 			uint8_t *p;
 
-			if (dmaio_map(run->shared, (void **)&p))
-				failf(w, "dmaio_map(shared) failed");
+			if (dmaio_buf_map(run->shared, (void **)&p))
+				failf(w, "dmaio_buf_map(shared) failed");
 			w->ops++;
-			dmaio_sync_begin(run->shared, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_begin(run->shared, DMAIO_SYNC_WRITE);
 			pat_fill(p, size, SEED_GUARD, 0);
-			dmaio_sync_end(run->shared, DMAIO_SYNC_WRITE);
+			dmaio_buf_sync_end(run->shared, DMAIO_SYNC_WRITE);
 			w->ops += 2;
 		}
 	}
 	pthread_barrier_wait(&run->bar);
 	if (!run->shared)
 		return NULL;
-	r = dmaio_map(run->shared, &addr);
+	r = dmaio_buf_map(run->shared, &addr);
 	w->ops++;
 	if (r)
-		failf(w, "dmaio_map(shared) = %s", test_errname(r));
+		failf(w, "dmaio_buf_map(shared) = %s", test_errname(r));
 	w->map_addr = addr;
 	pthread_barrier_wait(&run->bar);
 	if (w->id == 0)
@@ -368,7 +368,7 @@ static void *worker_main(void *arg)
 static void run_threads(void **state)
 {
 	struct run *run = *state;
-	struct dmaio_stats st;
+	struct dmaio_stats st = { .struct_size = sizeof(struct dmaio_stats) };
 	unsigned ops = 0, rw = 0, before = test_failures();
 	uint64_t bread = 0, bwritten = 0;
 	int fds0, fds1, t;
@@ -377,7 +377,7 @@ static void run_threads(void **state)
 	fds0 = test_count_fds();
 	assert_int_equal(pthread_barrier_init(&run->bar, NULL, NTHREADS), 0);
 	if (run->mode == 1)
-		assert_rc_equal(dmaio_ctx_new(&run->shared_ctx), 0);
+		assert_rc_equal(dmaio_ctx_new(0, &run->shared_ctx), 0);
 	for (t = 0; t < NTHREADS; t++) {
 		run->w[t].run = run;
 		run->w[t].id = t;
@@ -404,9 +404,9 @@ static void run_threads(void **state)
 			long long e;
 
 			if (w->map_addr != run->shared_map)
-				failf(w, "dmaio_map gave %p, thread 0 got %p", w->map_addr,
+				failf(w, "dmaio_buf_map gave %p, thread 0 got %p", w->map_addr,
 				      (void *)run->shared_map);
-			dmaio_sync_begin(run->shared, DMAIO_SYNC_READ);
+			dmaio_buf_sync_begin(run->shared, DMAIO_SYNC_READ);
 			if (w->last_len) {
 				e = pat_check(p + boff, w->last_len, w->last_seed, w->last_off);
 				if (e >= 0)
@@ -420,7 +420,7 @@ static void run_threads(void **state)
 					failf(w, "shared buffer: the slice of thread %d changed outside "
 					      "its last range", t);
 			}
-			dmaio_sync_end(run->shared, DMAIO_SYNC_READ);
+			dmaio_buf_sync_end(run->shared, DMAIO_SYNC_READ);
 		}
 		if (p) {
 			size_t end = slice * NTHREADS;
@@ -430,7 +430,7 @@ static void run_threads(void **state)
 				failf(&run->w[NTHREADS - 1], "shared buffer byte %zu (after the "
 				      "slices) was changed", end + (size_t)e);
 		}
-		dmaio_free(run->shared);
+		dmaio_buf_free(run->shared);
 		run->w[0].ops++;
 	}
 	for (t = 0; t < NTHREADS; t++) {
@@ -444,9 +444,9 @@ static void run_threads(void **state)
 	 * t's context has its part-1 calls, thread 0's also every call on the shared buffer (it
 	 * was allocated there).
 	 */
-	if (run->mode == 1 && !dmaio_ctx_stats(run->shared_ctx, &st)) {
+	if (run->mode == 1 && !dmaio_ctx_get_stats(run->shared_ctx, &st)) {
 		if (st.ops != rw || st.errors || st.bytes_read + st.bytes_written != bread + bwritten)
-			failf(&run->w[0], "dmaio_ctx_stats: ops %llu for %u calls, %llu bytes for "
+			failf(&run->w[0], "dmaio_ctx_get_stats: ops %llu for %u calls, %llu bytes for "
 			      "%llu moved, errors %llu (%.2fx)", (unsigned long long)st.ops, rw,
 			      (unsigned long long)(st.bytes_read + st.bytes_written),
 			      (unsigned long long)(bread + bwritten), (unsigned long long)st.errors,
@@ -465,11 +465,11 @@ static void run_threads(void **state)
 			unsigned want = w->rw_part1 + (t == 0 ? part2 : 0);
 			uint64_t want_bytes = w->bytes_part1 + (t == 0 ? part2_bytes : 0);
 
-			if (!w->ctx || dmaio_ctx_stats(w->ctx, &st))
+			if (!w->ctx || dmaio_ctx_get_stats(w->ctx, &st))
 				continue;
 			if (st.ops != want || st.errors ||
 			    st.bytes_read + st.bytes_written != want_bytes)
-				failf(w, "dmaio_ctx_stats of its own context: ops %llu for %u calls, "
+				failf(w, "dmaio_ctx_get_stats of its own context: ops %llu for %u calls, "
 				      "%llu bytes for %llu moved, errors %llu (%.2fx)",
 				      (unsigned long long)st.ops, want,
 				      (unsigned long long)(st.bytes_read + st.bytes_written),

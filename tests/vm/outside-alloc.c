@@ -51,13 +51,13 @@ static int64_t check_map(struct dmaio_buf *b, const unsigned char *m, size_t buf
 {
 	int64_t bad = -1;
 
-	dmaio_sync_begin(b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_begin(b, DMAIO_SYNC_READ);
 	for (size_t i = 0; i < len; i++)
 		if (m[buf_off + i] != pat(file_off + i)) {
 			bad = (int64_t)i;
 			break;
 		}
-	dmaio_sync_end(b, DMAIO_SYNC_READ);
+	dmaio_buf_sync_end(b, DMAIO_SYNC_READ);
 	return bad;
 }
 
@@ -65,7 +65,7 @@ static int one(const char *dir, const char *prov)
 {
 	char src[4096], dst[4096];
 	struct dmaio_buf *b = NULL;
-	struct dmaio_xfer x = { 0 };
+	struct dmaio_xfer x = { .struct_size = sizeof(struct dmaio_xfer) };
 	unsigned char *m;
 	void *addr;
 	int fd = -1, fo = -1, ret, rc = 1;
@@ -74,7 +74,7 @@ static int one(const char *dir, const char *prov)
 
 	snprintf(src, sizeof(src), "%s/outside-src.%s", dir, prov);
 	snprintf(dst, sizeof(dst), "%s/outside-dst.%s", dir, prov);
-	ret = dmaio_alloc(NULL, prov, LEN, 0, &b);
+	ret = t_alloc(NULL, prov, LEN, 0, &b);
 	if (ret < 0) {
 		printf("FAIL %s: dmaio_alloc: %s\n", prov, strerror(-ret));
 		return 1;
@@ -85,9 +85,9 @@ static int one(const char *dir, const char *prov)
 		printf("FAIL %s: not a dma-buf\n", prov);
 		goto out;
 	}
-	ret = dmaio_map(b, &addr);
+	ret = dmaio_buf_map(b, &addr);
 	if (ret < 0) {
-		printf("FAIL %s: dmaio_map: %s\n", prov, strerror(-ret));
+		printf("FAIL %s: dmaio_buf_map: %s\n", prov, strerror(-ret));
 		goto out;
 	}
 	m = addr;
@@ -102,7 +102,7 @@ static int one(const char *dir, const char *prov)
 		goto out;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	n = dmaio_read_file_ex(b, 0, fd, 0, LEN, 0, &x);
+	n = dmaio_fd_read(fd, 0, b, 0, LEN, 0, &x);
 	if (n != (ssize_t)LEN) {
 		printf("FAIL %s: read %zd: %s\n", prov, n, n < 0 ? strerror((int)-n) : "short");
 		goto out;
@@ -115,7 +115,7 @@ static int one(const char *dir, const char *prov)
 		goto out;
 	}
 	/* unaligned: ODD bytes from file offset 12345 to buffer offset 777 */
-	n = dmaio_read_file_ex(b, 777, fd, 12345, ODD, 0, &x);
+	n = dmaio_fd_read(fd, 12345, b, 777, ODD, 0, &x);
 	bad = n == ODD ? check_map(b, m, 777, 12345, ODD) : 0;
 	printf("%s: unaligned read of %d bytes via %s: %s\n", prov, ODD, dmaio_path_name(x.path),
 	       n == ODD && bad < 0 ? "every byte right" : "WRONG");
@@ -124,11 +124,11 @@ static int one(const char *dir, const char *prov)
 		goto out;
 	}
 	/* restore the buffer and save it whole */
-	if (dmaio_read_file(b, 0, fd, 0, LEN, 0) != (ssize_t)LEN) {
+	if (dmaio_fd_read(fd, 0, b, 0, LEN, 0, NULL) != (ssize_t)LEN) {
 		printf("FAIL %s: second read\n", prov);
 		goto out;
 	}
-	n = dmaio_write_file_ex(b, 0, fo, 0, LEN, 0, &x);
+	n = dmaio_fd_write(fo, 0, b, 0, LEN, 0, &x);
 	if (n != (ssize_t)LEN || fsync(fo)) {
 		printf("FAIL %s: write %zd: %s\n", prov, n, n < 0 ? strerror((int)-n) : "short");
 		goto out;
@@ -158,7 +158,7 @@ out:
 		close(fo);
 	unlink(src);
 	unlink(dst);
-	dmaio_free(b);
+	dmaio_buf_free(b);
 	return rc;
 }
 
