@@ -157,14 +157,20 @@ static int node_perms(const char *path, char *out, size_t len)
 /* ------------------------------------------------------------------------------------------- */
 /* the report, gathered first and then printed as text or JSON */
 
-/* A buffer from one provider by name (NULL: the library's order). */
-static int ex_alloc(const char *provider, uint64_t size, uint32_t flags, struct dmaio_buf **b)
+/* A buffer from one provider by name (NULL: the library's order); why it was refused into
+ * why (may be NULL). */
+static int ex_alloc(const char *provider, uint64_t size, uint32_t flags, struct dmaio_buf **b,
+		    char *why, size_t why_len)
 {
 	const char *list[2] = { provider, NULL };
 	struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .flags = flags,
 				      .providers = provider ? list : NULL };
+	struct dmaio_reason r = { .struct_size = sizeof(r) };
+	int ret = dmaio_buf_alloc(NULL, size, &o, b, &r);
 
-	return dmaio_buf_alloc(NULL, size, &o, b, NULL);
+	if (why && why_len)
+		snprintf(why, why_len, "%s", r.text);
+	return ret;
 }
 
 /* The path a read of [off, off + len) into b at 0 would take, and why. */
@@ -181,7 +187,8 @@ struct prov {
 	char name[64];
 	const char *type;   /* "dma-heap", "udmabuf", "udmabuf-huge", "drm", "memfd" */
 	bool dmabuf;        /* a dma-buf provider (memfd is not) */
-	int err;            /* 0: a one-page dmaio_alloc() worked; else its -errno */
+	int err;            /* 0: a one-page dmaio_buf_alloc() worked; else its -errno */
+	char why[DMAIO_REASON_MAX]; /* the library's reason when it did not */
 };
 
 struct heap_rep {
@@ -194,6 +201,7 @@ struct heap_rep {
 struct file_choice {
 	char provider[64];
 	int alloc_err;
+	char alloc_why[DMAIO_REASON_MAX]; /* the library's reason for alloc_err */
 	size_t buf_len;
 	int path;           /* >= 0 path, else -errno of dmaio_fd_choose_path() */
 	char why[256];
@@ -225,6 +233,7 @@ struct report {
 	struct prov provs[MAX_PROVS];
 	char default_provider[64];
 	int default_err;
+	char default_why[DMAIO_REASON_MAX];
 	const char *env_path;
 	bool any_dmabuf;
 	int nhints;
@@ -311,14 +320,15 @@ static void probe_providers(struct report *r)
 
 		if (!strcmp(p->type, "udmabuf-huge") && r->sys.huge_page_size)
 			sz = r->sys.huge_page_size;
-		p->err = ex_alloc(p->name, sz, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
+		p->err = ex_alloc(p->name, sz, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b, p->why,
+				  sizeof(p->why));
 		if (p->err == 0) {
 			dmaio_buf_free(b);
 			if (p->dmabuf)
 				r->any_dmabuf = true;
 		}
 	}
-	r->default_err = ex_alloc(NULL, page, 0, &b);
+	r->default_err = ex_alloc(NULL, page, 0, &b, r->default_why, sizeof(r->default_why));
 	if (r->default_err == 0) {
 		snprintf(r->default_provider, sizeof(r->default_provider), "%s",
 			 dmaio_buf_provider(b) ? dmaio_buf_provider(b) : "?");
@@ -445,14 +455,17 @@ static void probe_file(struct report *r, struct file_rep *f)
 		    len > r->sys.udmabuf_size_limit)
 			len = r->sys.udmabuf_size_limit;
 		c->buf_len = len;
-		ret = ex_alloc(p->name, len ? len : r->sys.page_size, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
+		ret = ex_alloc(p->name, len ? len : r->sys.page_size,
+			       p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b, c->alloc_why,
+			       sizeof(c->alloc_why));
 		while (ret == -EFBIG || ret == -ENOMEM) {
 			/* provider limit or memory pressure: try a smaller range */
 			if (len <= r->sys.page_size)
 				break;
 			len /= 2;
 			c->buf_len = len;
-			ret = ex_alloc(p->name, len, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b);
+			ret = ex_alloc(p->name, len, p->dmabuf ? DMAIO_ALLOC_DMABUF_ONLY : 0, &b,
+				       c->alloc_why, sizeof(c->alloc_why));
 		}
 		if (ret < 0) {
 			c->alloc_err = ret;
@@ -594,13 +607,16 @@ static void print_text(const struct report *r)
 	printf("DRM dumb buffers + PRIME: %s%s%s\n", cap_name(s->drm), s->drm_node[0] ? " on " : "",
 	       s->drm_node);
 
-	printf("\nproviders (a one-page dmaio_alloc() from each):\n");
+	printf("cachestat(2) (warm-read scoring): %s\n",
+	       s->cachestat == DMAIO_CAP_YES ? "yes" : "no (6.4 or older: warm reads are not "
+	       "told apart; the buffered path keeps its cold score)");
+	printf("\nproviders (a one-page dmaio_buf_alloc() from each):\n");
 	for (i = 0; i < r->nprovs; i++) {
 		const struct prov *p = &r->provs[i];
 
 		printf("  %-16s %-13s %s", p->name, p->type, p->err ? "no" : "works");
 		if (p->err)
-			printf(" (%s: %s)", errname(p->err), strerror(-p->err));
+			printf(" (%s: %s)", errname(p->err), p->why[0] ? p->why : strerror(-p->err));
 		if (!p->dmabuf)
 			printf(" [not a dma-buf]");
 		printf("\n");
@@ -608,7 +624,8 @@ static void print_text(const struct report *r)
 	if (r->default_err == 0)
 		printf("  default (heap NULL): %s\n", r->default_provider);
 	else
-		printf("  default (heap NULL): none (%s)\n", errname(r->default_err));
+		printf("  default (heap NULL): none (%s: %s)\n", errname(r->default_err),
+		       r->default_why[0] ? r->default_why : strerror(-r->default_err));
 	printf("dma-buf provider available: %s\n", r->any_dmabuf ? "yes" : "no");
 
 	for (i = 0; i < r->nfiles; i++) {
@@ -641,7 +658,8 @@ static void print_text(const struct report *r)
 
 			human_size(tmp, sizeof(tmp), c->buf_len);
 			if (c->alloc_err) {
-				printf("  %-16s cannot allocate %s: %s\n", c->provider, tmp, strerror(-c->alloc_err));
+				printf("  %-16s cannot allocate %s: %s\n", c->provider, tmp,
+				       c->alloc_why[0] ? c->alloc_why : strerror(-c->alloc_err));
 				continue;
 			}
 			printf("  %-16s %s buffer, bytes [0, %zu)%s: %s", c->provider, tmp, c->buf_len,
@@ -832,6 +850,7 @@ static void print_json(const struct report *r)
 	j_str(&j, "dmaio_path_env", r->env_path);
 	j_err(&j, "system_probe_error", r->sys_err);
 	j_int(&j, "page_size", s->page_size);
+	j_cap(&j, "cachestat", s->cachestat);
 
 	j_open(&j, "heaps", '{');
 	j_int(&j, "count", r->nheaps < 0 ? 0 : r->nheaps);
@@ -905,6 +924,8 @@ static void print_json(const struct report *r)
 		j_bool(&j, "dmabuf", p->dmabuf);
 		j_bool(&j, "works", p->err == 0);
 		j_err(&j, "error", p->err);
+		if (p->err)
+			j_str(&j, "reason", p->why);
 		j_close(&j, '}');
 	}
 	j_close(&j, ']');

@@ -649,6 +649,39 @@ static void test_rw_edges(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* Probes */
 
+/* dmaio_fd_choose_path(): its op, its reason */
+static void test_choose_args(void **state)
+{
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	unsigned before = test_failures();
+	int p;
+
+	(void)state;
+	CASE(-EINVAL, dmaio_fd_choose_path(E.rw, 0, E.buf, 0, 16, 0, 0, NULL));
+	CASE(-EINVAL, dmaio_fd_choose_path(E.rw, 0, E.buf, 0, 16, 3, 0, NULL));
+	CASE(-EINVAL, dmaio_fd_choose_path(E.rw, 0, NULL, 0, 16, DMAIO_OP_READ, 0, &why));
+	CASE(-EBADF, dmaio_fd_choose_path(-1, 0, E.buf, 0, 16, DMAIO_OP_READ, 0, &why));
+	CASE(-EBADF, dmaio_fd_choose_path(E.ro, 0, E.buf, 0, 16, DMAIO_OP_WRITE, 0, &why));
+	CASE(-EBADF, dmaio_fd_choose_path(E.wo, 0, E.buf, 0, 16, DMAIO_OP_READ, 0, &why));
+	CASE(-EOVERFLOW, dmaio_fd_choose_path(E.rw, UINT64_MAX, E.buf, 0, 16, DMAIO_OP_READ, 0,
+					      &why));
+	CASE(-EINVAL, dmaio_fd_choose_path(E.rw, 0, E.buf, 0, 16, DMAIO_OP_READ,
+					   DMAIO_RW_PATH(17), &why));
+	why.struct_size = DMAIO_SIZE_REASON - 1;
+	CASE(-EINVAL, dmaio_fd_choose_path(E.rw, 0, E.buf, 0, 16, DMAIO_OP_READ, 0, &why));
+	why.struct_size = sizeof(why);
+	p = dmaio_fd_choose_path(E.rw, 0, E.buf, 0, 16, DMAIO_OP_READ, 0, &why);
+	if (p <= DMAIO_PATH_AUTO || p >= DMAIO_PATH_COUNT || !why.text[0] || why.error)
+		test_fail("dmaio_fd_choose_path(read 16 bytes) = %s, reason \"%s\" (error %d)",
+			  test_errname(p), why.text, why.error);
+	p = dmaio_fd_choose_path(E.rw, 0, E.buf, 0, 16, DMAIO_OP_WRITE,
+				 DMAIO_RW_PATH(DMAIO_PATH_BUFFERED) | DMAIO_RW_NO_FALLBACK, &why);
+	if (p != DMAIO_PATH_BUFFERED)
+		test_fail("dmaio_fd_choose_path(write, forced buffered) = %s (%s)", test_errname(p),
+			  why.text);
+	assert_no_failures_since(before);
+}
+
 static void test_probe_args(void **state)
 {
 	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
@@ -1176,6 +1209,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_buf_args),
 		cmocka_unit_test(test_rw_args),
 		cmocka_unit_test(test_rw_edges),
+		cmocka_unit_test(test_choose_args),
 		cmocka_unit_test(test_probe_args),
 		cmocka_unit_test(test_cloexec_and_leaks),
 		cmocka_unit_test(test_env),

@@ -43,6 +43,31 @@
 static struct test_args args;
 static struct dmaio_ctx *ctx;
 
+/* the buffers of the loads come from --heap (a provider list of one; none: the library's
+ * order) */
+static const char *heap_list[2];
+static struct dmaio_alloc_opts heap_opts = { .struct_size = sizeof(struct dmaio_alloc_opts) };
+
+/* load options: zero, struct_size set, the buffers from --heap when @heap */
+static struct dmaio_load_opts load_opts(bool heap)
+{
+	struct dmaio_load_opts o = { .struct_size = sizeof(o) };
+
+	if (heap)
+		o.alloc = &heap_opts;
+	return o;
+}
+
+/* buffer @b of a load, NULL when there is none */
+static struct dmaio_buf *lbuf(const struct dmaio_load *l, unsigned b)
+{
+	struct dmaio_buf *buf = NULL;
+
+	if (dmaio_load_get_buf(l, b, &buf) < 0)
+		return NULL;
+	return buf;
+}
+
 /* ---- a growing byte string ----------------------------------------------------------------- */
 struct sb {
 	unsigned char *p;
@@ -443,62 +468,93 @@ static void test_gguf_types(void **state)
 }
 
 /* ---- malformed files ------------------------------------------------------------------------ */
+/* Each refused file names its cause in the reason: @why are parts the reason must hold (the
+ * field, key or tensor, and the numbers that are wrong), besides "file 0: ". */
+#define WHY_PARTS 4
+
 struct bad_st {
 	const char *what;
 	const char *json;
 	uint64_t data;
 	uint64_t len_lie;
 	int err;
+	const char *why[WHY_PARTS];
 };
 
 static const struct bad_st bad_sts[] = {
-	{ "header length past the end", "{}", 0, 1000, -ENODATA },
-	{ "header length above the limit", "{}", 0, 200000000, -E2BIG },
-	{ "header length 2^63", "{}", 0, 1ull << 63, -E2BIG },
-	{ "JSON syntax", "{\"t\":{\"dtype\":\"F32\",", 8, 0, -EBADMSG },
-	{ "trailing garbage", "{}x", 0, 0, -EBADMSG },
-	{ "a tensor entry not an object", "{\"t\":[1,2]}", 0, 0, -EBADMSG },
+	{ "header length past the end", "{}", 0, 1000, -ENODATA,
+	  { "header length 1000", "past the end", "(10 bytes)" } },
+	{ "header length above the limit", "{}", 0, 200000000, -E2BIG,
+	  { "header length 200000000", "limit of 100000000" } },
+	{ "header length 2^63", "{}", 0, 1ull << 63, -E2BIG,
+	  { "header length 9223372036854775808", "above the limit" } },
+	{ "JSON syntax", "{\"t\":{\"dtype\":\"F32\",", 8, 0, -EBADMSG,
+	  { "JSON header", "byte 20" } },
+	{ "trailing garbage", "{}x", 0, 0, -EBADMSG,
+	  { "JSON header", "byte 3", "'x'" } },
+	{ "a tensor entry not an object", "{\"t\":[1,2]}", 0, 0, -EBADMSG,
+	  { "tensor \"t\"", "an array, not an object" } },
 	{ "invalid UTF-8 in a name", "{\"t\xff\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
-	  8, 0, -EILSEQ },
+	  8, 0, -EILSEQ,
+	  { "JSON header", "invalid UTF-8", "0xff" } },
 	{ "overlong UTF-8", "{\"t\xc0\xaf\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
-	  8, 0, -EILSEQ },
+	  8, 0, -EILSEQ,
+	  { "JSON header", "invalid UTF-8", "0xc0" } },
 	{ "duplicate tensor name", "{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
 				   "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
-	  8, 0, -EEXIST },
+	  8, 0, -EEXIST,
+	  { "duplicate", "\"t\"" } },
 	{ "unknown dtype", "{\"t\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, 0,
-	  -EPROTOTYPE },
+	  -EPROTOTYPE,
+	  { "tensor \"t\"", "unknown dtype \"F12\"" } },
 	{ "dtype not a string", "{\"t\":{\"dtype\":4,\"shape\":[2],\"data_offsets\":[0,8]}}", 8, 0,
-	  -EBADMSG },
-	{ "missing data_offsets", "{\"t\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, 0, -EBADMSG },
+	  -EBADMSG,
+	  { "tensor \"t\"", "\"dtype\" is an integer" } },
+	{ "missing data_offsets", "{\"t\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, 0, -EBADMSG,
+	  { "tensor \"t\"", "no \"data_offsets\"" } },
 	{ "extra field", "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}",
-	  8, 0, -EBADMSG },
+	  8, 0, -EBADMSG,
+	  { "tensor \"t\"", "unknown field \"x\"" } },
 	{ "negative dim", "{\"t\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8, 0,
-	  -EBADMSG },
+	  -EBADMSG,
+	  { "tensor \"t\"", "shape[0] is -2" } },
 	{ "three offsets", "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,9]}}", 8, 0,
-	  -EBADMSG },
+	  -EBADMSG,
+	  { "tensor \"t\"", "\"data_offsets\" has 3 entries" } },
 	{ "size disagrees with shape", "{\"t\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}",
-	  8, 0, -EMSGSIZE },
+	  8, 0, -EMSGSIZE,
+	  { "tensor \"t\"", "[0, 8]", "hold 8 bytes", "F32 [3] takes 12" } },
 	{ "shape product overflows",
 	  "{\"t\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8, 0,
-	  -EOVERFLOW },
+	  -EOVERFLOW,
+	  { "tensor \"t\"", "[4294967296, 4294967296]", "2^64 elements" } },
 	{ "bytes overflow", "{\"t\":{\"dtype\":\"F64\",\"shape\":[4611686018427387904],"
-			    "\"data_offsets\":[0,8]}}", 8, 0, -EOVERFLOW },
+			    "\"data_offsets\":[0,8]}}", 8, 0, -EOVERFLOW,
+	  { "tensor \"t\"", "4611686018427387904 elements of F64", "2^64 bytes" } },
 	{ "too many dims", "{\"t\":{\"dtype\":\"U8\",\"shape\":[1,1,1,1,1,1,1,1,1],"
-			   "\"data_offsets\":[0,1]}}", 1, 0, -E2BIG },
+			   "\"data_offsets\":[0,1]}}", 1, 0, -E2BIG,
+	  { "tensor \"t\"", "9 dimensions", "at most 8" } },
 	{ "begin after end", "{\"t\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,4]}}", 8, 0,
-	  -EDOM },
+	  -EDOM,
+	  { "tensor \"t\"", "data_offsets [8, 4]", "begin after" } },
 	{ "offsets past the end", "{\"t\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}",
-	  8, 0, -ERANGE },
+	  8, 0, -ERANGE,
+	  { "tensor \"t\"", "data_offsets [0, 16]", "data section (8 bytes)" } },
 	{ "overlapping tensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
 				 "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
-	  12, 0, -EADDRINUSE },
+	  12, 0, -EADDRINUSE,
+	  { "\"a\" [0, 8)", "\"b\" [4, 12)", "overlap" } },
 	{ "a hole", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-		    "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12, 0, -ENOTEMPTY },
+		    "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12, 0, -ENOTEMPTY,
+	  { "bytes [4, 8)", "no tensor", "between \"a\" and \"b\"" } },
 	{ "trailing bytes", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 8, 0,
-	  -ENOTEMPTY },
-	{ "metadata not strings", "{\"__metadata__\":{\"a\":1}}", 0, 0, -EBADMSG },
+	  -ENOTEMPTY,
+	  { "bytes [4, 8)", "no tensor", "\"a\"" } },
+	{ "metadata not strings", "{\"__metadata__\":{\"a\":1}}", 0, 0, -EBADMSG,
+	  { "\"__metadata__\" key \"a\"", "not a string" } },
 	{ "empty tensor name", "{\"\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, 0,
-	  -EBADMSG },
+	  -EBADMSG,
+	  { "empty name" } },
 };
 
 /* GGUF lies: each a function that writes its file */
@@ -675,47 +731,107 @@ struct bad_gg {
 	const char *what;
 	int (*make)(void);
 	int err;
+	const char *why[WHY_PARTS];
 };
 
 static const struct bad_gg bad_ggs[] = {
-	{ "bad magic", gg_bad_magic, -ENOEXEC },
-	{ "a shell script", not_a_model, -ENOEXEC },
-	{ "a 2-byte file", tiny_file, -ENOEXEC },
-	{ "version 1", gg_v1, -EPROTONOSUPPORT },
-	{ "version 4", gg_v4, -EPROTONOSUPPORT },
-	{ "big-endian version", gg_big_endian, -EPROTONOSUPPORT },
-	{ "truncated header", gg_truncated, -ENODATA },
-	{ "2^40 tensors", gg_huge_tensors, -E2BIG },
-	{ "2^40 key/values", gg_huge_kv, -E2BIG },
-	{ "key/values past the end", gg_kv_past_end, -ENODATA },
-	{ "unknown value type", gg_bad_vtype, -EBADMSG },
-	{ "a 2^62-byte string", gg_long_string, -E2BIG },
-	{ "a string past the end", gg_str_past_end, -ENODATA },
-	{ "a surrogate in a key", gg_bad_utf8_key, -EILSEQ },
-	{ "a key twice", gg_dup_key, -EEXIST },
-	{ "a 2^61-element array", gg_huge_array, -ENODATA },
-	{ "an array of an unknown type", gg_array_bad_type, -EBADMSG },
-	{ "general.alignment a u64", gg_align_type, -EBADMSG },
-	{ "general.alignment 48", gg_align_npot, -EBADMSG },
-	{ "general.alignment 0", gg_align_zero, -EBADMSG },
-	{ "a bool of 2", gg_bad_bool, -EBADMSG },
-	{ "arrays nested 7 deep", gg_deep, -E2BIG },
-	{ "ggml type 4 (removed)", gg_unknown_type, -EPROTOTYPE },
-	{ "ggml type 31 (removed)", gg_type_31, -EPROTOTYPE },
-	{ "ggml type 1000", gg_type_huge, -EPROTOTYPE },
-	{ "5 dimensions", gg_dims5, -E2BIG },
-	{ "Q4_0 of 48 elements", gg_block, -EMSGSIZE },
-	{ "2^80 elements", gg_overflow, -EOVERFLOW },
-	{ "offset wraps around", gg_offset_wrap, -EOVERFLOW },
-	{ "data past the end", gg_past_end, -ERANGE },
-	{ "offset 68 with alignment 32", gg_misaligned, -ENXIO },
-	{ "offset 32 with alignment 64", gg_misaligned64, -ENXIO },
-	{ "overlapping tensors", gg_overlap, -EADDRINUSE },
-	{ "a name twice", gg_dup, -EEXIST },
-	{ "an overlong NUL in a name", gg_bad_name, -EILSEQ },
-	{ "an empty name", gg_empty_name, -EBADMSG },
+	{ "bad magic", gg_bad_magic, -ENOEXEC,
+	  { "not a model", "neither \"GGUF\" nor a safetensors header" } },
+	{ "a shell script", not_a_model, -ENOEXEC,
+	  { "not a model", "neither \"GGUF\" nor a safetensors header" } },
+	{ "a 2-byte file", tiny_file, -ENOEXEC,
+	  { "not a model", "2 bytes" } },
+	{ "version 1", gg_v1, -EPROTONOSUPPORT,
+	  { "GGUF version 1 ", "not supported" } },
+	{ "version 4", gg_v4, -EPROTONOSUPPORT,
+	  { "GGUF version 4 ", "not supported" } },
+	{ "big-endian version", gg_big_endian, -EPROTONOSUPPORT,
+	  { "GGUF version 50331648", "big-endian" } },
+	{ "truncated header", gg_truncated, -ENODATA,
+	  { "metadata key/value count", "offset 16", "(16 bytes)" } },
+	{ "2^40 tensors", gg_huge_tensors, -E2BIG,
+	  { "tensor count 1099511627776", "DMAIO_MODEL_MAX_TENSORS (1048576)" } },
+	{ "2^40 key/values", gg_huge_kv, -E2BIG,
+	  { "key/value count 1099511627776", "DMAIO_MODEL_MAX_KV (1048576)" } },
+	{ "key/values past the end", gg_kv_past_end, -ENODATA,
+	  { "1000 metadata key/values", "offset 24" } },
+	{ "unknown value type", gg_bad_vtype, -EBADMSG,
+	  { "key \"k\"", "unknown value type 13" } },
+	{ "a 2^62-byte string", gg_long_string, -E2BIG,
+	  { "key \"k\"", "length 4611686018427387904", "limit of 1073741824" } },
+	{ "a string past the end", gg_str_past_end, -ENODATA,
+	  { "key \"k\"", "100 bytes", "past the end of the file (49 bytes)" } },
+	{ "a surrogate in a key", gg_bad_utf8_key, -EILSEQ,
+	  { "metadata key 0", "\"k\\xed\\xa0\\x80\"", "not valid UTF-8" } },
+	{ "a key twice", gg_dup_key, -EEXIST,
+	  { "key \"k\" appears twice" } },
+	{ "a 2^61-element array", gg_huge_array, -ENODATA,
+	  { "key \"k\"", "2305843009213693952 u32 elements", "past the end" } },
+	{ "an array of an unknown type", gg_array_bad_type, -EBADMSG,
+	  { "key \"k\"", "unknown value type 77" } },
+	{ "general.alignment a u64", gg_align_type, -EBADMSG,
+	  { "\"general.alignment\"", "value type 10 (u64)", "not u32" } },
+	{ "general.alignment 48", gg_align_npot, -EBADMSG,
+	  { "\"general.alignment\" is 48", "not a power of two" } },
+	{ "general.alignment 0", gg_align_zero, -EBADMSG,
+	  { "\"general.alignment\" is 0", "not a power of two" } },
+	{ "a bool of 2", gg_bad_bool, -EBADMSG,
+	  { "key \"k\"", "bool value 2" } },
+	{ "arrays nested 7 deep", gg_deep, -E2BIG,
+	  { "key \"k\"", "nested more than 4 deep" } },
+	{ "ggml type 4 (removed)", gg_unknown_type, -EPROTOTYPE,
+	  { "tensor \"t1\"", "unknown ggml type 4" } },
+	{ "ggml type 31 (removed)", gg_type_31, -EPROTOTYPE,
+	  { "tensor \"t1\"", "unknown ggml type 31" } },
+	{ "ggml type 1000", gg_type_huge, -EPROTOTYPE,
+	  { "tensor \"t1\"", "unknown ggml type 1000" } },
+	{ "5 dimensions", gg_dims5, -E2BIG,
+	  { "tensor \"t1\"", "5 dimensions", "at most 4" } },
+	{ "Q4_0 of 48 elements", gg_block, -EMSGSIZE,
+	  { "tensor \"t1\"", "ne[0] 48", "Q4_0 block of 32" } },
+	{ "2^80 elements", gg_overflow, -EOVERFLOW,
+	  { "tensor \"t1\"", "[1048576, 1048576, 1048576, 1048576]", "2^64 elements" } },
+	{ "offset wraps around", gg_offset_wrap, -EOVERFLOW,
+	  { "tensor \"t1\"", "offset 18446744073709551584", "overflow" } },
+	{ "data past the end", gg_past_end, -ERANGE,
+	  { "tensor \"t1\"", "[160, 288)", "end of the file (224 bytes)" } },
+	{ "offset 68 with alignment 32", gg_misaligned, -ENXIO,
+	  { "tensor \"t1\"", "offset 68", "general.alignment 32" } },
+	{ "offset 32 with alignment 64", gg_misaligned64, -ENXIO,
+	  { "tensor \"t1\"", "offset 32", "general.alignment 64" } },
+	{ "overlapping tensors", gg_overlap, -EADDRINUSE,
+	  { "\"t0\" [96, 160)", "\"t1\" [128, 192)", "overlap" } },
+	{ "a name twice", gg_dup, -EEXIST,
+	  { "tensor \"t0\"", "named twice", "96", "160" } },
+	{ "an overlong NUL in a name", gg_bad_name, -EILSEQ,
+	  { "tensor 1", "\"t\\xe0\\x80\\x80\"", "not valid UTF-8" } },
+	{ "an empty name", gg_empty_name, -EBADMSG,
+	  { "tensor 1", "empty name" } },
 };
 
+/* The reason of a refusal: the call's errno, one line naming shard @file, each of @parts. */
+static void check_why(const char *kind, const char *what, int r, const struct dmaio_reason *why,
+		      unsigned file, const char *const *parts, size_t nparts)
+{
+	char prefix[32];
+
+	snprintf(prefix, sizeof(prefix), "file %u: ", file);
+	if (why->error != r)
+		test_fail("%s, %s: reason.error %s, the call returned %s", kind, what,
+			  test_errname(why->error), test_errname(r));
+	if (strncmp(why->text, prefix, strlen(prefix)) != 0)
+		test_fail("%s, %s: the reason \"%s\" does not start with \"%s\"", kind, what,
+			  why->text, prefix);
+	if (strchr(why->text, '\n') || strlen(why->text) >= DMAIO_REASON_MAX)
+		test_fail("%s, %s: the reason is not one line", kind, what);
+	for (size_t k = 0; k < nparts; k++)
+		if (parts[k] && !strstr(why->text, parts[k]))
+			test_fail("%s, %s: the reason \"%s\" does not say \"%s\"", kind, what,
+				  why->text, parts[k]);
+}
+
+/* Every malformed file refused with its errno and a reason that names the cause (printed: the
+ * reasons a person reads). */
 static void test_malformed(void **state)
 {
 	unsigned n = 0, before = test_failures();
@@ -725,33 +841,45 @@ static void test_malformed(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(bad_sts); i++) {
 		const struct bad_st *c = &bad_sts[i];
 		struct dmaio_model *m = NULL;
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
 		int fd = write_st(c->json, c->data, c->len_lie);
-		int r = open_one(fd, &m);
+		int r = dmaio_model_open(ctx, &fd, 1, 0, &m, &why);
 		int want = c->err;
-
+		const char *const *parts = c->why;
+		size_t nparts = WHY_PARTS;
 #ifndef TEST_HAVE_JANSSON
+		static const char *const no_jansson[] = { "without jansson" };
+
 		want = -EOPNOTSUPP; /* without jansson every safetensors file is refused */
+		parts = no_jansson;
+		nparts = 1;
 #endif
+
+		printf("#   safetensors, %s: %s\n", c->what, why.text);
 		n++;
 		if (r != want || m)
 			test_fail("safetensors, %s: %s, expected %s", c->what, test_errname(r),
 				  test_errname(want));
+		check_why("safetensors", c->what, r, &why, 0, parts, nparts);
 		close(fd);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(bad_ggs); i++) {
 		const struct bad_gg *c = &bad_ggs[i];
 		struct dmaio_model *m = NULL;
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
 		int fd = c->make();
-		int r = open_one(fd, &m);
+		int r = dmaio_model_open(ctx, &fd, 1, 0, &m, &why);
 
+		printf("#   GGUF, %s: %s\n", c->what, why.text);
 		n++;
 		if (r != c->err || m)
 			test_fail("GGUF, %s: %s, expected %s", c->what, test_errname(r),
 				  test_errname(c->err));
+		check_why("GGUF", c->what, r, &why, 0, c->why, WHY_PARTS);
 		close(fd);
 	}
 	printf("# %u malformed files, %u not refused as expected\n", n, test_failures() - before);
-	assert_true(n >= 30);
+	assert_true(n >= 60);
 	assert_no_failures_since(before);
 	assert_int_equal(test_count_fds(), fds0);
 }
@@ -846,6 +974,18 @@ static void test_shards(void **state)
 }
 
 /* ---- arguments ------------------------------------------------------------------------------ */
+/* A call refused with @err and a reason that says @part (and @part2 when not NULL). */
+static void assert_why(int r, int err, const struct dmaio_reason *why, const char *part,
+		       const char *part2)
+{
+	assert_rc_equal(r, err);
+	assert_int_equal(why->error, err);
+	if (!strstr(why->text, part))
+		fail_msg("the reason \"%s\" does not say \"%s\"", why->text, part);
+	if (part2 && !strstr(why->text, part2))
+		fail_msg("the reason \"%s\" does not say \"%s\"", why->text, part2);
+}
+
 static void test_args(void **state)
 {
 	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
@@ -860,22 +1000,29 @@ static void test_args(void **state)
 	int fds[2] = { fd, -1 }, p[2], wr, dir;
 	uint32_t sel[2] = { 0, 0 };
 	struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
 
 	(void)state;
-	assert_int_equal(dmaio_model_open(ctx, NULL, 1, 0, &m, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 1, 0, NULL, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 0, 0, &m, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, DMAIO_MODEL_MAX_FILES + 1, 0, &m, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 1, 1, &m, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m, NULL), -EBADF);
+	assert_why(dmaio_model_open(ctx, NULL, 1, 0, &m, &why), -EINVAL, &why, "fds NULL", NULL);
+	assert_why(dmaio_model_open(ctx, fds, 1, 0, NULL, &why), -EINVAL, &why, "model NULL",
+		   NULL);
+	assert_why(dmaio_model_open(ctx, fds, 0, 0, &m, &why), -EINVAL, &why, "nfds 0", NULL);
+	assert_why(dmaio_model_open(ctx, fds, DMAIO_MODEL_MAX_FILES + 1, 0, &m, &why), -EINVAL,
+		   &why, "nfds 1025", NULL);
+	assert_why(dmaio_model_open(ctx, fds, 1, 1, &m, &why), -EINVAL, &why, "flags 0x1", NULL);
+	assert_why(dmaio_model_open(ctx, fds, 2, 0, &m, &why), -EBADF, &why, "file 1: fd -1",
+		   "negative");
 	fds[1] = 1000;
-	assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m, NULL), -EBADF);
+	assert_why(dmaio_model_open(ctx, fds, 2, 0, &m, &why), -EBADF, &why, "file 1: fd 1000",
+		   "not open");
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	assert_int_equal(dmaio_model_open(ctx, &p[0], 1, 0, &m, NULL), -ESPIPE);
+	assert_why(dmaio_model_open(ctx, &p[0], 1, 0, &m, &why), -ESPIPE, &why, "file 0: fd",
+		   "a pipe");
 	close(p[0]);
 	close(p[1]);
 	dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_int_equal(dmaio_model_open(ctx, &dir, 1, 0, &m, NULL), -ESPIPE);
+	assert_why(dmaio_model_open(ctx, &dir, 1, 0, &m, &why), -ESPIPE, &why, "file 0: fd",
+		   "a directory");
 	close(dir);
 	{
 		char path[4096];
@@ -883,7 +1030,8 @@ static void test_args(void **state)
 
 		wr = open(path, O_WRONLY | O_CLOEXEC);
 		assert_true(wr >= 0);
-		assert_int_equal(dmaio_model_open(ctx, &wr, 1, 0, &m, NULL), -EBADF);
+		assert_why(dmaio_model_open(ctx, &wr, 1, 0, &m, &why), -EBADF, &why, "file 0: fd",
+			   "not open for reading");
 		close(wr);
 		close(t);
 	}
@@ -902,33 +1050,78 @@ static void test_args(void **state)
 	assert_null(dmaio_dtype_name(UINT32_MAX));
 	assert_string_equal(dmaio_dtype_name(DMAIO_DTYPE_F8_E5M2), "F8_E5M2");
 
-	assert_int_equal(dmaio_model_load(NULL, NULL, &l, NULL), -EINVAL);
-	assert_int_equal(dmaio_model_load(m, NULL, NULL, NULL), -EINVAL);
-#define BAD_OPTS(stmt)                                                     \
-	do {                                                               \
-		o = load_opts(true);                                       \
-		stmt;                                                      \
-		assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EINVAL);    \
-		assert_null(l);                                            \
+	assert_why(dmaio_model_load(NULL, NULL, &l, &why), -EINVAL, &why, "model NULL", NULL);
+	assert_why(dmaio_model_load(m, NULL, NULL, &why), -EINVAL, &why, "load NULL", NULL);
+#define BAD_OPTS(stmt, part)                                                       \
+	do {                                                                       \
+		o = load_opts(true);                                               \
+		stmt;                                                              \
+		assert_why(dmaio_model_load(m, &o, &l, &why), -EINVAL, &why, part, NULL); \
+		assert_null(l);                                                    \
 	} while (0)
-	BAD_OPTS(o.mode = 3);
-	BAD_OPTS(o.flags = 2);
-	BAD_OPTS(o.rw_flags = 1u << 20);
-	BAD_OPTS(o.nbufs = 1);                            /* bufs NULL */
-	BAD_OPTS(o.reserved[2] = 1);
-	BAD_OPTS(o.align = 64);                           /* WHOLE */
-	BAD_OPTS(o.select = sel; o.nselect = 1);          /* WHOLE */
-	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.align = 48);
-	BAD_OPTS(o.mode = DMAIO_LOAD_PER_TENSOR; o.max_buf = 4096);
-	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.depth = DMAIO_QUEUE_DEPTH_MAX + 1);
-	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.nselect = 1);
-	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2);   /* repeated */
+	BAD_OPTS(o.mode = 3, "opts->mode 3");
+	BAD_OPTS(o.flags = 2, "opts->flags 0x2");
+	BAD_OPTS(o.rw_flags = 1u << 20, "opts->rw_flags 0x100000");
+	BAD_OPTS(o.rw_flags = DMAIO_RW_PATH(DMAIO_PATH_COUNT), "names no path"); /* no such path */
+	BAD_OPTS(o.nbufs = 1, "opts->nbufs 1 without opts->bufs");
+	BAD_OPTS(o.struct_size = DMAIO_SIZE_LOAD_OPTS - 1, "struct_size");
+	BAD_OPTS(o.align = 64, "opts->align 64 in mode WHOLE");
+	BAD_OPTS(o.select = sel; o.nselect = 1, "opts->select in mode WHOLE");
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.align = 48, "opts->align 48");
+	BAD_OPTS(o.mode = DMAIO_LOAD_PER_TENSOR; o.max_buf = 4096, "opts->max_buf 4096");
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.depth = DMAIO_QUEUE_DEPTH_MAX + 1,
+		 "opts->depth 257");
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.nselect = 1, "opts->nselect 1 without");
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2, "selected twice");
+	{
+		/* the allocation options: refused as dmaio_buf_alloc() would, before anything */
+		static const char *const bad_list[] = { "a/b", NULL }, *const empty[] = { NULL };
+		struct dmaio_alloc_opts ao = { .struct_size = sizeof(ao) };
+
+		BAD_OPTS(ao.providers = bad_list; o.alloc = &ao, "opts->alloc->providers[0] \"a/b\"");
+		ao.providers = empty;
+		BAD_OPTS(o.alloc = &ao, "opts->alloc->providers");
+		ao.providers = NULL;
+		ao.name = "";
+		BAD_OPTS(o.alloc = &ao, "opts->alloc->name");
+		ao.name = NULL;
+		ao.flags = DMAIO_ALLOC_ALLOW_NON_DMABUF | DMAIO_ALLOC_DMABUF_ONLY;
+		BAD_OPTS(o.alloc = &ao, "contradict");
+		ao.flags = 1u << 30;
+		BAD_OPTS(o.alloc = &ao, "opts->alloc->flags");
+		ao.flags = 0;
+		ao.struct_size = DMAIO_SIZE_ALLOC_OPTS - 1;
+		BAD_OPTS(o.alloc = &ao, "opts->alloc: struct_size");
+	}
 	sel[1] = (uint32_t)n;
-	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2);   /* out of range */
+	BAD_OPTS(o.mode = DMAIO_LOAD_PACKED; o.select = sel; o.nselect = 2, "opts->select[1]");
+	{
+		/* a larger struct: zeros past what the library knows are fine, anything else
+		 * -E2BIG */
+		struct {
+			struct dmaio_load_opts o;
+			uint64_t next;
+		} big;
+
+		memset(&big, 0, sizeof(big));
+		big.o = load_opts(true);
+		big.o.struct_size = sizeof(big);
+		big.next = 1;
+		assert_why(dmaio_model_load(m, &big.o, &l, &why), -E2BIG, &why, "struct_size",
+			   "non-zero");
+		assert_null(l);
+		big.next = 0;
+		assert_int_equal(dmaio_model_load(m, &big.o, &l, &why), 0);
+		assert_int_equal(why.error, 0);
+		assert_string_equal(why.text, "");
+		dmaio_load_free(l);
+		l = NULL;
+	}
 	o = load_opts(true);
 	o.mode = DMAIO_LOAD_PACKED;
 	o.max_buf = 100; /* smaller than the tensors */
-	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -EFBIG);
+	assert_why(dmaio_model_load(m, &o, &l, &why), -EFBIG, &why, "tensor \"blk.",
+		   "larger than the buffer limit 100");
 	o.max_buf = 0;
 	o.select = sel;
 	o.nselect = 1;
@@ -940,11 +1133,82 @@ static void test_args(void **state)
 	assert_int_equal(dmaio_load_get_tensor(l, 0, &pl), 0);
 	assert_int_equal(dmaio_load_buf_count(NULL), -EINVAL);
 	assert_int_equal(dmaio_load_buf_count(l), 1);
-	assert_null(lbuf(l, 1));
-	assert_null(dmaio_load_buf(NULL, 0));
-	assert_ptr_equal(lbuf(l, 0), pl.buf);
+	{
+		struct dmaio_buf *bb = NULL;
+
+		assert_int_equal(dmaio_load_get_buf(l, 1, &bb), -ERANGE);
+		assert_int_equal(dmaio_load_get_buf(NULL, 0, &bb), -EINVAL);
+		assert_int_equal(dmaio_load_get_buf(l, 0, NULL), -EINVAL);
+		assert_null(bb);
+		assert_int_equal(dmaio_load_get_buf(l, 0, &bb), 0);
+		assert_ptr_equal(bb, pl.buf);
+	}
 	assert_int_equal(dmaio_load_get_stats(NULL, &st), -EINVAL);
 	assert_int_equal(dmaio_load_get_stats(l, NULL), -EINVAL);
+	/* the structs filled: a struct_size below the 1.0 size is -EINVAL; a larger one is
+	 * filled up to what the library knows and zeroed past it, its struct_size kept */
+	{
+		struct {
+			struct dmaio_tensor_info ti;
+			unsigned char more[24];
+		} bti;
+		struct {
+			struct dmaio_model_file_info fi;
+			unsigned char more[24];
+		} bfi;
+		struct {
+			struct dmaio_tensor_place pl;
+			unsigned char more[24];
+		} bpl;
+		struct {
+			struct dmaio_load_stats st;
+			unsigned char more[24];
+		} bst;
+		static const unsigned char zeros[24];
+
+		ti.struct_size = DMAIO_SIZE_TENSOR_INFO - 1;
+		assert_int_equal(dmaio_model_get_tensor(m, 0, &ti), -EINVAL);
+		fi.struct_size = DMAIO_SIZE_MODEL_FILE_INFO - 1;
+		assert_int_equal(dmaio_model_get_file(m, 0, &fi), -EINVAL);
+		pl.struct_size = DMAIO_SIZE_TENSOR_PLACE - 1;
+		assert_int_equal(dmaio_load_get_tensor(l, 0, &pl), -EINVAL);
+		st.struct_size = DMAIO_SIZE_LOAD_STATS - 1;
+		assert_int_equal(dmaio_load_get_stats(l, &st), -EINVAL);
+		memset(&bti, 0xff, sizeof(bti));
+		bti.ti.struct_size = sizeof(bti);
+		assert_int_equal(dmaio_model_get_tensor(m, 0, &bti.ti), 0);
+		assert_int_equal(bti.ti.struct_size, sizeof(bti));
+		assert_int_equal(bti.ti.pad0, 0);
+		assert_string_equal(bti.ti.name, ts[0].name);
+		assert_memory_equal(bti.more, zeros, sizeof(zeros));
+		memset(&bfi, 0xff, sizeof(bfi));
+		bfi.fi.struct_size = sizeof(bfi);
+		assert_int_equal(dmaio_model_get_file(m, 0, &bfi.fi), 0);
+		assert_int_equal(bfi.fi.struct_size, sizeof(bfi));
+		assert_int_equal(bfi.fi.ntensors, n);
+		assert_memory_equal(bfi.more, zeros, sizeof(zeros));
+		memset(&bpl, 0xff, sizeof(bpl));
+		bpl.pl.struct_size = sizeof(bpl);
+		assert_int_equal(dmaio_load_get_tensor(l, 0, &bpl.pl), 0);
+		assert_int_equal(bpl.pl.struct_size, sizeof(bpl));
+		assert_int_equal(bpl.pl.buf_index, 0);
+		assert_memory_equal(bpl.more, zeros, sizeof(zeros));
+		memset(&bst, 0xff, sizeof(bst));
+		bst.st.struct_size = sizeof(bst);
+		assert_int_equal(dmaio_load_get_stats(l, &bst.st), 0);
+		assert_int_equal(bst.st.struct_size, sizeof(bst));
+		assert_int_equal(bst.st.pad0, 0);
+		assert_int_equal(bst.st.buffers, 1);
+		assert_memory_equal(bst.more, zeros, sizeof(zeros));
+		/* the 1.0 sizes, exactly: filled */
+		ti.struct_size = DMAIO_SIZE_TENSOR_INFO;
+		assert_int_equal(dmaio_model_get_tensor(m, 0, &ti), 0);
+		assert_int_equal(ti.nbytes, ts[0].size);
+		st.struct_size = DMAIO_SIZE_LOAD_STATS;
+		assert_int_equal(dmaio_load_get_stats(l, &st), 0);
+	}
+	assert_int_equal(dmaio_model_file_count(NULL), -EINVAL);
+	assert_int_equal(dmaio_model_file_count(m), 1);
 	dmaio_load_free(l);
 	dmaio_load_free(NULL);
 	dmaio_model_close(m);
@@ -969,7 +1233,7 @@ static void check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64
 		assert_int_equal(dmaio_buf_map(buf, &maps[b]), 0);
 		assert_int_equal(dmaio_buf_sync_begin(buf, DMAIO_SYNC_READ), 0);
 		if (mode == DMAIO_LOAD_PACKED)
-			assert_true(dmaio_buf_size(buf) <= max_buf);
+			assert_true((uint64_t)dmaio_buf_size(buf) <= max_buf);
 	}
 	for (int i = 0; i < nt; i++) {
 		struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
@@ -993,7 +1257,7 @@ static void check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64
 		}
 		assert_non_null(pl.buf);
 		assert_ptr_equal(lbuf(l, pl.buf_index), pl.buf);
-		assert_true(pl.offset + pl.nbytes <= dmaio_buf_size(pl.buf));
+		assert_true(pl.offset + pl.nbytes <= (uint64_t)dmaio_buf_size(pl.buf));
 		if (mode == DMAIO_LOAD_PACKED)
 			assert_int_equal(pl.offset % align, 0);
 		if (mode == DMAIO_LOAD_PER_TENSOR)
@@ -1080,7 +1344,7 @@ static void test_load(void **state)
 		unsigned nsel = 0;
 		int r;
 
-		o = load_opts(false);
+		o = load_opts(true);
 		o.mode = cases[c].mode;
 		o.align = cases[c].align;
 		o.max_buf = cases[c].max_buf;
@@ -1089,7 +1353,6 @@ static void test_load(void **state)
 			if (o.max_buf < total / 3)
 				o.max_buf = total / 3;
 		}
-		o.heap = args.heap_name;
 		o.depth = 8;
 		if (cases[c].select) {
 			for (int i = nt - 1; i >= 0 && nsel < ARRAY_SIZE(sel); i -= 3)
@@ -1515,6 +1778,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	test_parse_args(argc, argv, &args, "memfd");
+	heap_list[0] = args.heap_name;
+	heap_opts.providers = args.heap_name ? heap_list : NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {

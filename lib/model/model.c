@@ -253,9 +253,9 @@ int model_tensor_bytes(const struct dtype_desc *d, const uint64_t *shape, uint32
 	}
 	if (ne / d->blck > UINT64_MAX / d->bytes)
 		return dmaio_reason_set(why, -EOVERFLOW, "file %u: tensor \"%s\": %llu elements of "
-					"%s (%u bytes per %u) take more than 2^64 bytes", file,
+					"%s take more than 2^64 bytes", file,
 					model_show(sn, name, strlen(name)), (unsigned long long)ne,
-					d->name, d->bytes, d->blck);
+					d->name);
 	*nelems = ne;
 	*bytes = ne / d->blck * d->bytes;
 	return 0;

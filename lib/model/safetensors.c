@@ -316,8 +316,10 @@ int model_parse_safetensors(struct model_file *f, uint32_t file_index, struct te
 	root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
 	free(text);
 	if (!root)
-		return dmaio_reason_set(why, json_err(&jerr), "file %u: JSON header, byte %d: %s",
-					file_index, jerr.position, jerr.text);
+		return dmaio_reason_set(why, json_err(&jerr), "file %u: JSON header, byte %d: %s%s",
+					file_index, jerr.position,
+					json_err(&jerr) == -EILSEQ ? "invalid UTF-8: " : "",
+					jerr.text);
 	if (!json_is_object(root)) {
 		r = dmaio_reason_set(why, -EBADMSG, "file %u: the JSON header is %s, not an object",
 				     file_index, json_kind(root));
