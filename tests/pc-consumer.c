@@ -82,9 +82,15 @@ int main(int argc, char **argv)
 	if (pwrite(src, tmp, SRC_SIZE, 0) != (ssize_t)SRC_SIZE)
 		return perror("pwrite"), 1;
 
-	rc = t_alloc(NULL, "memfd", BUF_SIZE, 0, &buf);
-	if (rc)
-		return fprintf(stderr, "dmaio_alloc: %s\n", strerror(-rc)), 1;
+	{
+		static const char *const memfd[] = { "memfd", NULL };
+		struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .providers = memfd };
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+
+		rc = dmaio_buf_alloc(NULL, BUF_SIZE, &o, &buf, &why);
+		if (rc)
+			return fprintf(stderr, "dmaio_buf_alloc: %s\n", why.text), 1;
+	}
 	rc = dmaio_buf_map(buf, (void **)&map);
 	if (rc)
 		return fprintf(stderr, "dmaio_buf_map: %s\n", strerror(-rc)), 1;

@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1216,6 +1217,211 @@ static void test_args(void **state)
 	close(fd);
 }
 
+/* ---- reasons ------------------------------------------------------------------------------- */
+/* The reason is optional (NULL works), checked (a struct_size below DMAIO_SIZE_REASON is -EINVAL
+ * and the struct is not written), cleared by a call that succeeds, names the shard by its index
+ * in fds, and passes on why a buffer could not be allocated. */
+static void test_reasons(void **state)
+{
+	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
+	size_t n = gg_tensors_all(ts);
+	int good = write_gguf(3, 0, ts, n, false, SEED_FILE, NULL);
+	int bad = gg_misaligned(), fds[2];
+	struct dmaio_model *m = NULL;
+	struct dmaio_load *l = NULL;
+	struct dmaio_load_opts o;
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	struct dmaio_reason small = { .struct_size = DMAIO_SIZE_REASON - 1 };
+	int fds0 = test_count_fds();
+	volatile int cancel = 1;
+
+	(void)state;
+	/* NULL: the errno alone */
+	assert_int_equal(dmaio_model_open(ctx, &bad, 1, 0, &m, NULL), -ENXIO);
+	assert_null(m);
+	/* too small: -EINVAL, nothing written (not even for a call that would succeed) */
+	strcpy(small.text, "untouched");
+	small.error = 7;
+	assert_int_equal(dmaio_model_open(ctx, &bad, 1, 0, &m, &small), -EINVAL);
+	assert_int_equal(dmaio_model_open(ctx, &good, 1, 0, &m, &small), -EINVAL);
+	assert_null(m);
+	assert_string_equal(small.text, "untouched");
+	assert_int_equal(small.error, 7);
+	/* the shard is named by its index */
+	fds[0] = good;
+	fds[1] = bad;
+	assert_why(dmaio_model_open(ctx, fds, 2, 0, &m, &why), -ENXIO, &why,
+		   "file 1: tensor \"t1\": offset 68", "general.alignment 32");
+	/* the same names in two shards */
+	fds[1] = good;
+	assert_why(dmaio_model_open(ctx, fds, 2, 0, &m, &why), -EEXIST, &why, "file 1: tensor",
+		   "of file 0");
+	/* success clears it */
+	strcpy(why.text, "stale");
+	why.error = -EIO;
+	assert_int_equal(dmaio_model_open(ctx, &good, 1, 0, &m, &why), 0);
+	assert_int_equal(why.error, 0);
+	assert_string_equal(why.text, "");
+	/* the loads: NULL, too small, cleared on success */
+	o = load_opts(true);
+	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), 0);
+	dmaio_load_free(l);
+	l = NULL;
+	assert_int_equal(dmaio_model_load(m, &o, &l, &small), -EINVAL);
+	assert_null(l);
+	assert_string_equal(small.text, "untouched");
+	strcpy(why.text, "stale");
+	why.error = -EIO;
+	assert_int_equal(dmaio_model_load(m, &o, &l, &why), 0);
+	assert_int_equal(why.error, 0);
+	assert_string_equal(why.text, "");
+	dmaio_load_free(l);
+	l = NULL;
+	/* cancelled: says by what */
+	o.cancel = &cancel;
+	assert_why(dmaio_model_load(m, &o, &l, &why), -ECANCELED, &why, "cancelled by *opts->cancel",
+		   NULL);
+	assert_null(l);
+	/* a provider that does not exist: the allocation's reason, after the buffer's number, in
+	 * the load's calling thread (one buffer) and from its allocating thread (PER_TENSOR) */
+	{
+		static const char *const nosuch[] = { "no-such-heap", NULL };
+		struct dmaio_alloc_opts ao = { .struct_size = sizeof(ao), .providers = nosuch };
+		char part[64];
+
+		for (int mode = DMAIO_LOAD_WHOLE; mode <= DMAIO_LOAD_PER_TENSOR; mode++) {
+			o = load_opts(false);
+			o.mode = (uint32_t)mode;
+			o.alloc = &ao;
+			snprintf(part, sizeof(part), "buffer 1 of %zu", mode ? n : (size_t)1);
+			assert_why(dmaio_model_load(m, &o, &l, &why), -ENOENT, &why, part,
+				   "no-such-heap");
+			assert_null(l);
+			printf("# %s: %s\n", mode ? "PER_TENSOR" : "WHOLE", why.text);
+		}
+	}
+	dmaio_model_close(m);
+	close(good);
+	close(bad);
+	assert_int_equal(test_count_fds(), fds0);
+}
+
+/* Reasons belong to the call: threads refusing different files at once each read their own. */
+struct why_thread {
+	int fd;
+	const char *part;
+	unsigned bad;
+};
+
+static void *why_thread_main(void *arg)
+{
+	struct why_thread *w = arg;
+
+	for (int i = 0; i < 200; i++) {
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+		struct dmaio_model *m = NULL;
+
+		if (dmaio_model_open(ctx, &w->fd, 1, 0, &m, &why) >= 0 || !strstr(why.text, w->part))
+			w->bad++;
+		dmaio_model_close(m);
+	}
+	return NULL;
+}
+
+static void test_reason_threads(void **state)
+{
+	struct why_thread w[4] = {
+		{ gg_misaligned(), "offset 68", 0 },
+		{ gg_dup_key(), "key \"k\" appears twice", 0 },
+		{ gg_block(), "ne[0] 48", 0 },
+		{ gg_v4(), "GGUF version 4", 0 },
+	};
+	pthread_t th[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, why_thread_main, &w[i]), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(w[i].bad, 0);
+		close(w[i].fd);
+	}
+}
+
+/* A fuzzer's find: a GGUF v3 file of no tensor and no key (49 bytes: the header, then bytes no
+ * field owns) copied a table of no tensor from a NULL array. It is a model of no tensor (alone,
+ * and as a shard before and after one with tensors), loaded into no buffer. */
+static void test_empty_model(void **state)
+{
+	struct sb b = { 0 };
+	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
+	size_t n = gg_tensors_all(ts);
+	int empty, good = write_gguf(3, 0, ts, n, false, SEED_FILE, NULL), fds[2];
+	struct dmaio_model *m = NULL;
+	struct dmaio_model_file_info fi = { .struct_size = sizeof(fi) };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	int fds0 = test_count_fds();
+
+	(void)state;
+	sb_put(&b, "GGUF", 4);
+	sb_u32(&b, 3);
+	sb_u64(&b, 0);
+	sb_u64(&b, 0);
+	for (int i = 0; i < 25; i++)
+		sb_u8(&b, (uint8_t)(0xa5 ^ i));
+	assert_int_equal(b.n, 49);
+	empty = write_model(&b, 0, 0);
+	sb_free(&b);
+	assert_int_equal(dmaio_model_open(ctx, &empty, 1, 0, &m, &why), 0);
+	assert_int_equal(dmaio_model_tensor_count(m), 0);
+	assert_int_equal(dmaio_model_file_count(m), 1);
+	assert_int_equal(dmaio_model_find_tensor(m, "x"), -ENOENT);
+	assert_int_equal(dmaio_model_get_file(m, 0, &fi), 0);
+	assert_int_equal(fi.ntensors, 0);
+	assert_int_equal(fi.data_size, 0);
+	assert_int_equal(fi.file_size, 49);
+	assert_int_equal(fi.alignment, 32);
+	for (uint32_t mode = DMAIO_LOAD_WHOLE; mode <= DMAIO_LOAD_PACKED; mode++) {
+		struct dmaio_load_opts o = load_opts(true);
+		struct dmaio_load_stats st = { .struct_size = sizeof(st) };
+		struct dmaio_load *l = NULL;
+
+		o.mode = mode;
+		assert_int_equal(dmaio_model_load(m, &o, &l, &why), 0);
+		assert_int_equal(dmaio_load_buf_count(l), 0);
+		assert_int_equal(dmaio_load_get_stats(l, &st), 0);
+		assert_int_equal(st.bytes, 0);
+		assert_int_equal(st.buffers, 0);
+		dmaio_load_free(l);
+	}
+	dmaio_model_close(m);
+	/* a shard of no tensor after one with tensors, and before */
+	for (int k = 0; k < 2; k++) {
+		fds[k] = empty;
+		fds[1 - k] = good;
+		assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m, &why), 0);
+		assert_int_equal(dmaio_model_tensor_count(m), (int)n);
+		assert_int_equal(dmaio_model_find_tensor(m, ts[0].name), k ? 0 : 0);
+		assert_int_equal(dmaio_model_get_file(m, (uint32_t)k, &fi), 0);
+		assert_int_equal(fi.ntensors, 0);
+		dmaio_model_close(m);
+	}
+#ifdef TEST_HAVE_JANSSON
+	{
+		/* safetensors: "{}" and no data */
+		int st = write_st("{}", 0, 0);
+
+		assert_int_equal(dmaio_model_open(ctx, &st, 1, 0, &m, &why), 0);
+		assert_int_equal(dmaio_model_tensor_count(m), 0);
+		dmaio_model_close(m);
+		close(st);
+	}
+#endif
+	close(empty);
+	close(good);
+	assert_int_equal(test_count_fds(), fds0);
+}
+
 /* ---- loading -------------------------------------------------------------------------------- */
 static void check_load(struct dmaio_model *m, struct dmaio_load *l, const uint64_t *seeds,
 			   const uint32_t *sel, unsigned nsel, uint32_t mode, uint64_t align,
@@ -1767,7 +1973,9 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_st_dtypes), cmocka_unit_test(test_gguf_types),
 		cmocka_unit_test(test_malformed), cmocka_unit_test(test_shards),
-		cmocka_unit_test(test_args),	  cmocka_unit_test(test_load),
+		cmocka_unit_test(test_args),	  cmocka_unit_test(test_reasons),
+		cmocka_unit_test(test_reason_threads), cmocka_unit_test(test_empty_model),
+		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_cancel),	  cmocka_unit_test(test_dropcache),
 		cmocka_unit_test(test_load_into),
 #ifdef TEST_MODEL_FAULT

@@ -74,12 +74,18 @@ static int one(const char *dir, const char *prov)
 
 	snprintf(src, sizeof(src), "%s/outside-src.%s", dir, prov);
 	snprintf(dst, sizeof(dst), "%s/outside-dst.%s", dir, prov);
-	ret = t_alloc(NULL, prov, LEN, 0, &b);
-	if (ret < 0) {
-		printf("FAIL %s: dmaio_alloc: %s\n", prov, strerror(-ret));
-		return 1;
+	{
+		const char *list[2] = { prov, NULL };
+		struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .providers = list };
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+
+		ret = dmaio_buf_alloc(NULL, LEN, &o, &b, &why);
+		if (ret < 0) {
+			printf("FAIL %s: dmaio_buf_alloc: %s (%s)\n", prov, strerror(-ret), why.text);
+			return 1;
+		}
 	}
-	printf("%s: %zu bytes, provider %s, kind %d (%s)\n", prov, dmaio_buf_size(b), dmaio_buf_provider(b),
+	printf("%s: %lld bytes, provider %s, kind %d (%s)\n", prov, (long long)dmaio_buf_size(b), dmaio_buf_provider(b),
 	       dmaio_buf_kind(b), dmaio_buf_kind(b) == DMAIO_BUF_MEMFD ? "memfd, not a dma-buf" : "dma-buf");
 	if (dmaio_buf_kind(b) == DMAIO_BUF_MEMFD) {
 		printf("FAIL %s: not a dma-buf\n", prov);
