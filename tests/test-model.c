@@ -7,9 +7,20 @@
  *                __metadata__: every field of every tensor as written.
  *  gguf_types    GGUF v3 files with a tensor of every ggml type, alignments default (32), 64,
  *                4096, metadata of every value type (arrays of strings, nested arrays); v2 too.
- *  malformed     >= 30 hostile files, each refused with its own errno, no fd leaked.
+ *  malformed     62 hostile files, each refused with its own errno and a reason that names the
+ *                shard, the field, key or tensor, and the values or offsets (checked part by
+ *                part), no fd leaked.
  *  shards        three shards (safetensors + GGUF) in one model; a name repeated across shards.
- *  args          every @retval of the argument checks.
+ *  args          every @retval of the argument checks (with the argument named in the reason);
+ *                the extensible structs: too small, exactly 1.0, larger (zeroed past the
+ *                library's; an input with non-zero bytes there: -E2BIG).
+ *  reasons       NULL works; too small is -EINVAL and not written; cleared on success; the
+ *                shard named by its index; an allocation's reason passed on by the load.
+ *  reason_threads  threads refusing different files at once each read their own reason.
+ *  empty_model   a GGUF v3 file of no tensor and no key (a fuzzer's 49 bytes; ran a memcpy from
+ *                NULL): a model of no tensor, alone or as a shard, loaded into no buffer.
+ *  buf_names     new dma-bufs named "dmaio-model" (memfds keep "libdmaio"), or
+ *                dmaio_load_opts.alloc->name.
  *  load          WHOLE, PER_TENSOR, PACKED (small limit, several alignments), a selected set,
  *                across shards: every byte of every tensor against the position-encoded pattern
  *                of its file offset (each shard its own seed); padding between packed tensors
@@ -17,8 +28,9 @@
  *  cancel        a progress callback that cancels, and the cancel flag: -ECANCELED, no fd left.
  *  dropcache     DMAIO_LOAD_DROP_CACHE after a cold start: no page of the file resident (mincore).
  *  alloc_fault   (test-model-fault only: built on the fault-injection library) the n-th syscall
- *                of a load fails, for samples n of all its calls: an errno and nothing left, or
- *                byte-exact; buffer allocations fail while earlier buffers are being read.
+ *                of a load fails, for samples n of all its calls: an errno, a reason and
+ *                nothing left, or byte-exact; buffer allocations fail while earlier buffers are
+ *                being read.
  *
  * Usage: test-model [--heap NAME]   (memfd, system, cma, udmabuf, ...)
  * Env:   DMAIO_TEST_ONLY=test_NAME (one test), DMAIO_TEST_MODEL_TENSORS=N (the cancel and
@@ -810,6 +822,18 @@ static const struct bad_gg bad_ggs[] = {
 	  { "tensor 1", "empty name" } },
 };
 
+/* A call refused with @err and a reason that says @part (and @part2 when not NULL). */
+static void assert_why(int r, int err, const struct dmaio_reason *why, const char *part,
+		       const char *part2)
+{
+	assert_rc_equal(r, err);
+	assert_int_equal(why->error, err);
+	if (!strstr(why->text, part))
+		fail_msg("the reason \"%s\" does not say \"%s\"", why->text, part);
+	if (part2 && !strstr(why->text, part2))
+		fail_msg("the reason \"%s\" does not say \"%s\"", why->text, part2);
+}
+
 /* The reason of a refusal: the call's errno, one line naming shard @file, each of @parts. */
 static void check_why(const char *kind, const char *what, int r, const struct dmaio_reason *why,
 		      unsigned file, const char *const *parts, size_t nparts)
@@ -967,7 +991,13 @@ static void test_shards(void **state)
 #ifdef TEST_HAVE_JANSSON
 	make_shards(&s, true);
 	m = NULL;
-	assert_int_equal(dmaio_model_open(ctx, s.fds, 3, 0, &m, NULL), -EEXIST);
+	{
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+
+		/* the second shard repeats a name of the first */
+		assert_why(dmaio_model_open(ctx, s.fds, 3, 0, &m, &why), -EEXIST, &why,
+			   "file 1: tensor \"a.f16\"", "of file 0");
+	}
 	assert_null(m);
 	close_shards(&s);
 #endif
@@ -975,18 +1005,6 @@ static void test_shards(void **state)
 }
 
 /* ---- arguments ------------------------------------------------------------------------------ */
-/* A call refused with @err and a reason that says @part (and @part2 when not NULL). */
-static void assert_why(int r, int err, const struct dmaio_reason *why, const char *part,
-		       const char *part2)
-{
-	assert_rc_equal(r, err);
-	assert_int_equal(why->error, err);
-	if (!strstr(why->text, part))
-		fail_msg("the reason \"%s\" does not say \"%s\"", why->text, part);
-	if (part2 && !strstr(why->text, part2))
-		fail_msg("the reason \"%s\" does not say \"%s\"", why->text, part2);
-}
-
 static void test_args(void **state)
 {
 	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
@@ -1303,7 +1321,7 @@ static void test_reasons(void **state)
 	dmaio_model_close(m);
 	close(good);
 	close(bad);
-	assert_int_equal(test_count_fds(), fds0);
+	assert_int_equal(test_count_fds(), fds0 - 2); /* fds0 counted good and bad */
 }
 
 /* Reasons belong to the call: threads refusing different files at once each read their own. */
@@ -1401,7 +1419,7 @@ static void test_empty_model(void **state)
 		fds[1 - k] = good;
 		assert_int_equal(dmaio_model_open(ctx, fds, 2, 0, &m, &why), 0);
 		assert_int_equal(dmaio_model_tensor_count(m), (int)n);
-		assert_int_equal(dmaio_model_find_tensor(m, ts[0].name), k ? 0 : 0);
+		assert_int_equal(dmaio_model_find_tensor(m, ts[0].name), 0);
 		assert_int_equal(dmaio_model_get_file(m, (uint32_t)k, &fi), 0);
 		assert_int_equal(fi.ntensors, 0);
 		dmaio_model_close(m);
@@ -1419,7 +1437,81 @@ static void test_empty_model(void **state)
 #endif
 	close(empty);
 	close(good);
-	assert_int_equal(test_count_fds(), fds0);
+	assert_int_equal(test_count_fds(), fds0 - 1); /* fds0 counted good */
+}
+
+/* The name a buffer carries: "name:" of its fdinfo (DMA_BUF_SET_NAME), else its memfd name. */
+static void buf_name(struct dmaio_buf *b, char *out, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+	ssize_t n;
+
+	out[0] = 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", dmaio_buf_fd(b));
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "name:", 5) == 0) {
+			snprintf(out, len, "%s", line + 5 + strspn(line + 5, " \t"));
+			out[strcspn(out, "\n")] = 0;
+		}
+	if (f)
+		fclose(f);
+	if (out[0])
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dmaio_buf_fd(b));
+	n = readlink(path, line, sizeof(line) - 1);
+	if (n > 0 && strncmp(line, "/memfd:", 7) == 0) {
+		line[n] = 0;
+		snprintf(out, len, "%s", line + 7);
+		out[strcspn(out, " ")] = 0; /* " (deleted)" */
+	}
+}
+
+/* The buffers of a load are named after it, or as dmaio_load_opts.alloc->name says. */
+static void test_buf_names(void **state)
+{
+	struct gg_tensor ts[ARRAY_SIZE(gg_all)];
+	size_t n = gg_tensors_all(ts);
+	int fd = write_gguf(3, 0, ts, n, false, SEED_FILE, NULL);
+	struct dmaio_alloc_opts ao = heap_opts;
+	struct dmaio_model *m = NULL;
+	static const char *const names[] = { NULL, "my-weights" };
+
+	(void)state;
+	assert_int_equal(open_one(fd, &m), 0);
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+		struct dmaio_load_opts o = load_opts(false);
+		struct dmaio_load *l = NULL;
+		char name[256];
+		int r;
+
+		ao.name = names[k];
+		o.alloc = &ao;
+		o.mode = DMAIO_LOAD_PER_TENSOR;
+		r = dmaio_model_load(m, &o, &l, NULL);
+		if (r < 0 && test_is_skip_err(r) && !test_expect_devices()) {
+			dmaio_model_close(m);
+			close(fd);
+			skip();
+		}
+		assert_int_equal(r, 0);
+		for (int b = 0; b < dmaio_load_buf_count(l); b++) {
+			buf_name(lbuf(l, (unsigned)b), name, sizeof(name));
+			if (b == 0)
+				printf("# %s buffers are named \"%s\"\n",
+				       dmaio_buf_provider(lbuf(l, 0)), name);
+			/* unnamed by the caller: dma-bufs are named after the load (best effort:
+			 * DMA_BUF_SET_NAME after allocation), a memfd keeps the library's
+			 * default name of its creation */
+			assert_string_equal(name, names[k] ? names[k] :
+					    dmaio_buf_kind(lbuf(l, (unsigned)b)) == DMAIO_BUF_MEMFD ?
+					    "libdmaio" : "dmaio-model");
+		}
+		dmaio_load_free(l);
+	}
+	dmaio_model_close(m);
+	close(fd);
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -1651,7 +1743,12 @@ static void test_load_into(void **state)
 	o.mode = DMAIO_LOAD_PACKED;
 	o.bufs = &tiny;
 	o.nbufs = 1;
-	assert_int_equal(dmaio_model_load(m, &o, &l, NULL), -ENOSPC);
+	{
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+
+		assert_why(dmaio_model_load(m, &o, &l, &why), -ENOSPC, &why,
+			   "the caller's 1 buffers cannot hold", "does not fit");
+	}
 	assert_null(l);
 	assert_int_equal(dmaio_buf_map(tiny, &map), 0);
 	assert_int_equal(mem_check_byte(map, 8192, 0), -1);
@@ -1850,6 +1947,7 @@ static void test_alloc_fault(void **state)
 		unsigned long step = calls / 120 + 1;
 
 		for (unsigned long nth = 1; nth <= calls + 2; nth += step) {
+			struct dmaio_reason why = { .struct_size = sizeof(why) };
 			unsigned before = test_failures();
 			int r;
 
@@ -1857,7 +1955,7 @@ static void test_alloc_fault(void **state)
 			dmaio_fault_calls = 0;
 			dmaio_fault_err = errs[e];
 			__atomic_store_n(&dmaio_fault_nth, nth, __ATOMIC_SEQ_CST);
-			r = dmaio_model_load(m, &o, &l, NULL);
+			r = dmaio_model_load(m, &o, &l, &why);
 			__atomic_store_n(&dmaio_fault_nth, 0, __ATOMIC_SEQ_CST);
 			if (r == 0) {
 				ok++;
@@ -1866,9 +1964,16 @@ static void test_alloc_fault(void **state)
 			} else {
 				failed++;
 				nomem += r == -ENOMEM;
+				if (failed <= 2 || (r == -ENOMEM && nomem == 1))
+					printf("#   e.g. %s\n", why.text);
 				if (r > 0 || l)
 					test_fail("call %lu fails with %s: load = %d, load %p", nth,
 						  strerror(errs[e]), r, (void *)l);
+				/* every failure says why */
+				if (why.error != r || !why.text[0])
+					test_fail("call %lu fails with %s: load = %s, reason %s \"%s\"",
+						  nth, strerror(errs[e]), test_errname(r),
+						  test_errname(why.error), why.text);
 			}
 			if (test_count_fds() != fds0)
 				test_fail("call %lu fails with %s: %d fds open, %d before", nth,
@@ -1975,6 +2080,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_malformed), cmocka_unit_test(test_shards),
 		cmocka_unit_test(test_args),	  cmocka_unit_test(test_reasons),
 		cmocka_unit_test(test_reason_threads), cmocka_unit_test(test_empty_model),
+		cmocka_unit_test(test_buf_names),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_cancel),	  cmocka_unit_test(test_dropcache),
 		cmocka_unit_test(test_load_into),

@@ -140,6 +140,7 @@ static const char *mode_name(uint32_t mode)
 static int read_alloc_opts(const struct dmaio_alloc_opts *alloc, struct dmaio_alloc_opts *ao,
 			   struct dmaio_reason *why)
 {
+	char sn[MODEL_SHOW_MAX];
 	size_t n = 0;
 	int r;
 
@@ -167,11 +168,10 @@ static int read_alloc_opts(const struct dmaio_alloc_opts *alloc, struct dmaio_al
 		for (size_t i = 0; ok && i < len; i++)
 			ok = ao->name[i] >= 0x20 && ao->name[i] <= 0x7e;
 		if (!ok)
-			return dmaio_reason_set(why, -EINVAL, "opts->alloc->name \"%.40s\": 1 to %u "
-						"printable ASCII bytes", ao->name,
+			return dmaio_reason_set(why, -EINVAL, "opts->alloc->name \"%s\": 1 to %u "
+						"printable ASCII bytes",
+						model_show(sn, ao->name, strlen(ao->name)),
 						DMAIO_BUF_NAME_MAX - 1);
-	} else {
-		ao->name = MODEL_BUF_NAME;
 	}
 	for (; ao->providers && ao->providers[n]; n++) {
 		const char *p = ao->providers[n];
@@ -181,9 +181,9 @@ static int read_alloc_opts(const struct dmaio_alloc_opts *alloc, struct dmaio_al
 			return dmaio_reason_set(why, -EINVAL, "opts->alloc->providers: more than %u",
 						DMAIO_ALLOC_PROVIDERS_MAX);
 		if (!len || len >= DMAIO_HEAP_NAME_MAX || strchr(p, '/') || strstr(p, ".."))
-			return dmaio_reason_set(why, -EINVAL, "opts->alloc->providers[%zu] \"%.63s\": "
+			return dmaio_reason_set(why, -EINVAL, "opts->alloc->providers[%zu] \"%s\": "
 						"empty, %u bytes or more, or with '/' or \"..\"", n,
-						p, DMAIO_HEAP_NAME_MAX - 1);
+						model_show(sn, p, len), DMAIO_HEAP_NAME_MAX);
 	}
 	if (ao->providers && !n)
 		return dmaio_reason_set(why, -EINVAL, "opts->alloc->providers: an empty list");
@@ -251,13 +251,13 @@ static int check_opts(const struct dmaio_model *m, const struct dmaio_load_opts 
 }
 
 /* PACKED's buffer limit when the caller gives none: the provider's (the first one asked for) */
-static uint64_t default_max_buf(struct dmaio_model *m, const char *heap)
+static uint64_t default_max_buf(struct dmaio_model *m, const char *provider)
 {
 	struct dmaio_sys_info si = { .struct_size = sizeof(struct dmaio_sys_info) };
-	bool udmabuf = heap && strncmp(heap, "udmabuf", 7) == 0;
+	bool udmabuf = provider && strncmp(provider, "udmabuf", 7) == 0;
 
 	if (dmaio_ctx_get_system(m->ctx, &si) == 0) {
-		if (udmabuf || (!heap && si.udmabuf == DMAIO_CAP_YES))
+		if (udmabuf || (!provider && si.udmabuf == DMAIO_CAP_YES))
 			return si.udmabuf_size_limit ? si.udmabuf_size_limit : 64ull << 20;
 	} else if (udmabuf) {
 		return 64ull << 20;
@@ -457,6 +457,10 @@ static void *prep_main(void *arg)
 		if (stop)
 			break;
 		r = dmaio_buf_alloc(p->m->ctx, p->sizes[b], p->ao, &buf, &why);
+		/* unnamed by the caller: named after the load, where the kernel takes names (5.8+;
+		 * a memfd carries its name from allocation) */
+		if (r == 0 && !p->ao->name && dmaio_buf_kind(buf) != DMAIO_BUF_MEMFD)
+			(void)dmaio_buf_set_name(buf, MODEL_BUF_NAME);
 		/* buffer 0 is waited for: faulting it in here would only delay its first read (its
 		 * pinning does that work). The others are faulted in here while the ones before
 		 * are read. */
