@@ -208,7 +208,7 @@ struct dmaio_load_opts {
 	uint32_t flags;          /**< DMAIO_LOAD_* flags */
 	uint32_t rw_flags;       /**< DMAIO_RW_* flags of every range (a forced path); 0: auto */
 	/** where new buffers come from, as for dmaio_buf_alloc() (providers, flags; the buffers
-	 * are named after the model unless @c alloc->name is set); NULL: the library's order */
+	 * are named "dmaio-model" (best effort: kernels before 5.8 keep them unnamed) unless @c alloc->name is set); NULL: the library's order */
 	const struct dmaio_alloc_opts *alloc;
 	uint32_t align;          /**< PACKED: tensor start alignment in a buffer, a power of two;
 				      0 means 1 (only the file phase, see ::DMAIO_LOAD_PACKED) */
@@ -270,6 +270,7 @@ struct dmaio_load_stats {
 #endif /* DMAIO_MODEL_H */
 
 #if !defined(DMAIO_NO_PROTOTYPES) && !defined(DMAIO_MODEL_H_PROTOTYPES)
+/** Set once the prototypes of dmaio-model.h were seen (an include guard). */
 #define DMAIO_MODEL_H_PROTOTYPES
 #ifdef __cplusplus
 extern "C" {

@@ -297,6 +297,8 @@ static inline void dmaio_reason_clear(struct dmaio_reason *r)
 	if (r) {
 		r->error = 0;
 		r->text[0] = 0;
+		if (r->struct_size > sizeof(*r)) /* what this library does not know: zero */
+			memset((char *)r + sizeof(*r), 0, r->struct_size - sizeof(*r));
 	}
 }
 

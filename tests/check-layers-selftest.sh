@@ -39,6 +39,8 @@ model/gguf.c|#include "../queue/queue.h"|the model layer including a lower inter
 model/model.c|#include "engine.h"|the model layer naming a header that is neither its own nor public
 api/ctx.c|#include "../model/model.h"|the api layer including the model layer above it
 queue/queue.c|#include "../api/api.h"|the queue layer including the api layer above it
+queue/queue.c|#include "../probe/probe.h"|the queue layer including the probe layer beside it
+providers/choice.c|#include "../probe/probe.h"|the providers layer including the probe layer above it
 CASES
 # an unknown directory is not a layer
 rm -rf "$tmp/lib" "$tmp/include"

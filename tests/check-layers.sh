@@ -17,18 +17,27 @@ if [ "${DMAIO_TEST_VM:-0}" = 1 ] || [ ! -d "$lib" ]; then
 fi
 [ -f "$layers" ] || { echo "FAIL: $layers missing"; exit 1; }
 
-rank_of() { awk -v l="$1" '!/^#/ && NF >= 2 && $2 == l { print $1; exit }' "$layers"; }
+# "layer=rank" words, read once; rank_of LAYER sets rank ("" when LAYER is not a layer) without a
+# fork per lookup (the selftest runs this check once per planted violation)
+ranks=$(awk '!/^#/ && NF >= 2 { print $2 "=" $1 }' "$layers")
+rank_of() {
+	rank=
+	for kv in $ranks; do
+		if [ "${kv%%=*}" = "$1" ]; then rank=${kv#*=}; return; fi
+	done
+}
 
 bad=0
 for d in "$lib"/*/; do
-	l=$(basename "$d")
-	[ -n "$(rank_of "$l")" ] || { echo "FAIL: lib/$l/ is not a layer of LAYERS"; bad=1; }
+	l=${d%/}; l=${l##*/}
+	rank_of "$l"
+	[ -n "$rank" ] || { echo "FAIL: lib/$l/ is not a layer of LAYERS"; bad=1; }
 done
 checked=0
 for f in "$lib"/*/*.c "$lib"/*/*.h; do
 	[ -f "$f" ] || continue
-	layer=$(basename "$(dirname "$f")")
-	r=$(rank_of "$layer")
+	layer=${f%/*}; layer=${layer##*/}
+	rank_of "$layer"; r=$rank
 	[ -n "$r" ] || continue
 	# every quoted include: "x.h" (own layer), "../dmaio-types.h", "../L/x.h"
 	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
@@ -36,13 +45,13 @@ for f in "$lib"/*/*.c "$lib"/*/*.h; do
 		case $inc in
 		../dmaio-types.h) continue ;;
 		../*/*)
-			to=$(echo "$inc" | cut -d/ -f2)
+			to=${inc#../}; to=${to%%/*}
 			if [ "$r" -lt 0 ]; then
 				echo "FAIL: ${f#"$lib"/} ($layer, rank $r: public API only) includes $inc"
 				bad=1
 				continue
 			fi
-			tr=$(rank_of "$to")
+			rank_of "$to"; tr=$rank
 			if [ -z "$tr" ]; then
 				echo "FAIL: ${f#"$lib"/} includes $inc: $to is not a layer"; bad=1
 			elif [ "$tr" -le "$r" ] && [ "$to" != "$layer" ]; then

@@ -56,7 +56,8 @@ report() { # title file
 }
 
 # ---- the exported symbols (the global: sections of the version script) ----------------------
-sed -e 's:/\*.*\*/::g' -e 's:#.*$::' "$map" | tr ';{}' '\n\n\n' | sed 's/[[:space:]]//g' |
+sed -e 's:/\*.*\*/::g' -e 's:#.*$::' "$map" "$src/lib/model/libdmaio-model.map" |
+	tr ';{}' '\n\n\n' | sed 's/[[:space:]]//g' |
 	awk '/^local:/ { g = 0; next } /^global:/ { g = 1; sub(/^global:/, "") } g && NF' |
 	grep -v '^$' | grep -v '^[A-Z_0-9.]*$' | sort -u >"$tmp/exported"
 [ -s "$tmp/exported" ] || { echo "FAIL: no symbol in $map"; exit 1; }

@@ -198,8 +198,6 @@ static void get_stats(struct run *r, const char *desc, struct tier *t, struct dm
 
 	memset(st, 0, sizeof(*st));
 	st->struct_size = sizeof(*st);
-	st->struct_size = sizeof(*st);
-	st->struct_size = sizeof(*st);
 	rc = dmaio_buf_get_stats(t->buf, st);
 	if (rc)
 		test_fail_in(desc, "dmaio_buf_get_stats = %s", test_errname(rc));

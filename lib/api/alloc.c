@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Allocation: the provider table, the choice of provider for heap NULL, and dmaio_alloc. */
+/* Allocation at the API edge: the arguments checked, the probes a provider needs run, the
+ * providers tried in the order the providers layer gives (providers/choice.c, the policy), their
+ * refusals collected for the caller's reason and logged, the buffer named and registered. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,22 +13,6 @@
 #include "../probe/probe.h"
 #include "../providers/provider.h"
 #include "../sys/sys.h"
-
-/* Named providers; any other name is looked up in /dev/dma_heap. */
-static const struct dmaio_provider *const providers[] = {
-	&dmaio_provider_udmabuf,
-	&dmaio_provider_udmabuf_huge,
-	&dmaio_provider_drm,
-	&dmaio_provider_memfd,
-};
-
-static const struct dmaio_provider *provider_by_name(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(providers); i++)
-		if (!strcmp(providers[i]->name, name))
-			return providers[i];
-	return &dmaio_provider_heap;
-}
 
 static int check_heap_name(const char *heap)
 {
@@ -107,57 +93,19 @@ static void note(struct plan *pl, const char *fmt, ...)
 	va_end(ap);
 }
 
-#define CONSTRAINTS (DMAIO_ALLOC_CONTIGUOUS | DMAIO_ALLOC_UNCACHED)
-
-/* Does this provider give the memory the flags ask for? 1 yes, 0 no, -ENOENT: no such heap. */
+/* Does this provider give the memory the flags ask for (providers/choice.c)? The heap of that
+ * name looked up here, at the edge (the lookup lists the heaps when they are not yet). */
 static int meets(struct dmaio_ctx *c, const struct dmaio_provider *p, const char *name,
-		 unsigned flags, bool *contiguous)
+		 unsigned flags, bool *contiguous, struct dmaio_refusal *why)
 {
-	struct dmaio_heap *h;
-	int r = 1;
+	int r;
 
-	*contiguous = false;
 	if (p != &dmaio_provider_heap)
-		return !(flags & CONSTRAINTS);
+		return dmaio_provider_meets(p, NULL, flags, contiguous, why);
 	pthread_mutex_lock(&c->lock);
-	h = dmaio_find_heap_locked(c, name);
-	if (!h)
-		r = -ENOENT;
-	else {
-		*contiguous = h->info.contiguous;
-		if ((flags & DMAIO_ALLOC_CONTIGUOUS) && !h->info.contiguous)
-			r = 0;
-		if ((flags & DMAIO_ALLOC_UNCACHED) && !h->info.uncached)
-			r = 0;
-	}
+	r = dmaio_provider_meets(p, dmaio_find_heap_locked(c, name), flags, contiguous, why);
 	pthread_mutex_unlock(&c->lock);
 	return r;
-}
-
-/* Sizes that cannot fit are refused before the kernel is asked: a 6.12 system heap allocates
- * page by page until the OOM killer fires, and dma-buf pages are in no process's RSS, so it may
- * kill another process. More than the machine's memory: -ENOMEM; more than the CMA area, for
- * the CMA heaps: -ENOMEM too (udmabuf's own limit gives -EFBIG in its provider). */
-static int fits(struct dmaio_ctx *c, bool contiguous, const char *name, struct plan *pl)
-{
-	size_t size = pl->size;
-
-	if (c->mem_total && size > c->mem_total) {
-		note(pl, "%s: more than the machine's memory (MemTotal %llu MiB)", name,
-		     (unsigned long long)(c->mem_total >> 20));
-		DBG(c, "alloc %zu bytes from %s: more than the machine's memory (%llu MiB)", size, name,
-		    (unsigned long long)(c->mem_total >> 20));
-		return -ENOMEM;
-	}
-	if (contiguous && size > c->cma_total) {
-		note(pl, "%s: more than the CMA area (CmaTotal %llu MiB)", name,
-		     (unsigned long long)(c->cma_total >> 20));
-		DBG(c, "alloc %zu bytes from %s: more than the CMA area (CmaTotal %llu MiB); boot with "
-		    "a larger cma= or pick another heap", size, name,
-		    (unsigned long long)(c->cma_total >> 20));
-		return -ENOMEM;
-	}
-	return 0;
 }
 
 /* The name a buffer gets (DMA_BUF_SET_NAME): printable ASCII, shorter than DMA_BUF_NAME_LEN. */
@@ -179,28 +127,25 @@ static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, con
 	struct dmaio_alloc_req req = { .name = name, .size = pl->size, .label = pl->label,
 				       .image_desc = pl->image_desc };
 	struct dmaio_image_layout image;
+	struct dmaio_refusal why;
 	struct dmaio_buf *b;
 	bool contiguous;
 	int r;
 
 	probe_for(c, p);
-	r = meets(c, p, name, pl->flags, &contiguous);
+	r = meets(c, p, name, pl->flags, &contiguous, &why);
 	if (r <= 0) {
-		if (!r) {
-			DBG(c, "alloc from %s: it does not give%s%s memory", name,
-			    pl->flags & DMAIO_ALLOC_CONTIGUOUS ? " physically contiguous" : "",
-			    pl->flags & DMAIO_ALLOC_UNCACHED ? " uncached" : "");
-			note(pl, "%s: does not give%s%s memory", name,
-			     pl->flags & DMAIO_ALLOC_CONTIGUOUS ? " physically contiguous" : "",
-			     pl->flags & DMAIO_ALLOC_UNCACHED ? " uncached" : "");
-		} else {
-			note(pl, "%s: no such heap in /dev/dma_heap", name);
-		}
+		if (!r)
+			DBG(c, "alloc from %s: %s", name, why.log);
+		note(pl, "%s: %s", name, why.why);
 		return r ? r : -EOPNOTSUPP;
 	}
-	r = fits(c, contiguous, name, pl);
-	if (r)
+	r = dmaio_provider_fits(c, contiguous, pl->size, &why);
+	if (r) {
+		note(pl, "%s: %s", name, why.why);
+		DBG(c, "alloc %zu bytes from %s: %s", pl->size, name, why.log);
 		return r;
+	}
 	if (pl->image) {
 		image = *pl->image; /* a provider may rewrite it (the DRM driver's pitch) */
 		req.image = &image;
@@ -258,17 +203,14 @@ static int worse(int have, int r)
 	return r;
 }
 
-/* heap NULL: the provider that gives file I/O the fastest path here. A heap whose exporter takes
- * RW_FILE first (the kernel does the I/O into its pages), then udmabuf (O_DIRECT into the same
- * pages), then the system heap, the CMA heaps, any other heap, DRM. With constraints: only the
- * heaps that meet them, the default CMA area's heap first. */
+/* heap NULL: every provider in the order the providers layer gives (providers/choice.c), until
+ * one works. */
 static int alloc_best(struct dmaio_ctx *c, struct plan *pl, struct dmaio_buf **out)
 {
-	const char *order[16];
-	char heap_names[16][DMAIO_NAME_MAX];
-	bool constrained = pl->flags & CONSTRAINTS;
-	int n = 0, err = -ENODEV;
-	uint64_t ulimit;
+	struct dmaio_provider_order o;
+	const char *const *order = o.name;
+	bool constrained = pl->flags & DMAIO_ALLOC_CONSTRAINTS;
+	int n, err = -ENODEV;
 	bool udmabuf;
 
 	pthread_mutex_lock(&c->lock);
@@ -278,38 +220,12 @@ static int alloc_best(struct dmaio_ctx *c, struct plan *pl, struct dmaio_buf **o
 	for (int i = 0; i < c->nheaps; i++)
 		dmaio_probe_heap_locked(c, &c->heaps[i]);
 	udmabuf = c->sys.udmabuf == DMAIO_CAP_YES;
-	ulimit = c->sys.udmabuf_size_limit;
-	if (!constrained) {
-		for (int i = 0; i < c->nheaps && n < 4; i++)
-			if (c->heaps[i].info.rw_file == DMAIO_CAP_YES)
-				order[n] = strcpy(heap_names[n], c->heaps[i].name), n++;
-		if (udmabuf && (!ulimit || pl->size <= ulimit))
-			order[n++] = "udmabuf";
-		if (dmaio_find_heap_locked(c, "system"))
-			order[n++] = "system";
-	}
-	for (size_t i = 0; i < DMAIO_CMA_HEAP_NAMES; i++)
-		if (dmaio_find_heap_locked(c, dmaio_cma_heap_names[i]))
-			order[n++] = dmaio_cma_heap_names[i];
-	for (int i = 0; i < c->nheaps && n < 14; i++) {
-		const struct dmaio_heap *h = &c->heaps[i];
-		bool seen = false;
-
-		for (int j = 0; j < n; j++)
-			seen |= !strcmp(order[j], h->name);
-		if (seen || h->info.alloc != DMAIO_CAP_YES)
-			continue;
-		if (((pl->flags & DMAIO_ALLOC_CONTIGUOUS) && !h->info.contiguous) ||
-		    ((pl->flags & DMAIO_ALLOC_UNCACHED) && !h->info.uncached))
-			continue;
-		order[n] = strcpy(heap_names[n], h->name), n++;
-	}
+	dmaio_provider_order_locked(c, pl->size, pl->flags, &o);
 	pthread_mutex_unlock(&c->lock);
-	if (!constrained)
-		order[n++] = "drm"; /* probed when reached */
+	n = o.n;
 
 	for (int i = 0; i < n; i++) {
-		int r = try_provider(c, provider_by_name(order[i]), order[i], pl, out);
+		int r = try_provider(c, dmaio_provider_by_name(order[i]), order[i], pl, out);
 
 		if (!r) {
 			DBG(c, "alloc %zu bytes: provider %s", pl->size, order[i]);
@@ -358,7 +274,7 @@ static int alloc_best(struct dmaio_ctx *c, struct plan *pl, struct dmaio_buf **o
 static int alloc_named(struct dmaio_ctx *c, const char *heap, struct plan *pl,
 		       struct dmaio_buf **out)
 {
-	const struct dmaio_provider *p = provider_by_name(heap);
+	const struct dmaio_provider *p = dmaio_provider_by_name(heap);
 	int r;
 
 	if (p == &dmaio_provider_memfd && (pl->flags & DMAIO_ALLOC_DMABUF_ONLY)) {

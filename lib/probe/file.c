@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Probing a file, once: type, size, access mode, O_DIRECT support and alignment, the two
- * descriptors the paths need (O_DIRECT and buffered); and the per-range page-cache residency. */
+ * descriptors the paths need (O_DIRECT and buffered). What changes during I/O (the size, the
+ * page-cache residency of a range) is kept up to date by the sys layer (sys/sysio.c). */
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <string.h>
@@ -194,88 +195,4 @@ void dmaio_file_fill_info(const struct dmaio_file *f, struct dmaio_file_info *in
 	info->dio_offset_align = f->off_align;
 	info->dio_read_offset_align = f->roff_align;
 	info->align_source = f->align_source;
-}
-
-void dmaio_file_refresh_size(struct dmaio_file *f)
-{
-	struct stat st;
-	uint64_t sz = 0;
-
-	if (f->is_blk) {
-		if (!ioctl(f->fd, BLKGETSIZE64, &sz))
-			__atomic_store_n(&f->size, sz, __ATOMIC_RELAXED);
-		return;
-	}
-	if (!fstat(f->fd, &st))
-		__atomic_store_n(&f->size, (uint64_t)st.st_size, __ATOMIC_RELAXED);
-}
-
-void dmaio_file_grow(struct dmaio_file *f, uint64_t end)
-{
-	uint64_t cur = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
-
-	while (cur < end && !__atomic_compare_exchange_n(&f->size, &cur, end, false,
-							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-/* cachestat(2) (6.5+), absent from older headers: one number on every architecture. */
-#ifndef __NR_cachestat
-#define __NR_cachestat 451
-#endif
-struct k_cachestat_range {
-	uint64_t off, len;
-};
-struct k_cachestat {
-	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
-};
-
-/* Whether the kernel has cachestat(2): asked once per process, with a descriptor that cannot be
- * open (-EBADF: the syscall exists; -ENOSYS: 6.4 and older, or denied). */
-int dmaio_probe_cachestat(void)
-{
-	static int known; /* 0 not asked, DMAIO_CAP_YES / DMAIO_CAP_NO */
-	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-
-	if (!k) {
-		struct k_cachestat_range rg = { 0, 0 };
-		struct k_cachestat cs;
-
-		k = syscall(__NR_cachestat, -1, &rg, &cs, 0) && errno == EBADF ? DMAIO_CAP_YES
-									   : DMAIO_CAP_NO;
-		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
-	}
-	return k;
-}
-
-/* Percentage of the pages of [off, off + len) that sit in the page cache, -errno when the kernel
- * cannot tell (no cachestat, or a file type it refuses: remembered, never asked again). One
- * syscall at most. */
-int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len)
-{
-	uint64_t ps = (uint64_t)dmaio_page_size(), pages, size;
-	struct k_cachestat_range rg;
-	struct k_cachestat cs;
-	int known = __atomic_load_n(&f->cachestat, __ATOMIC_RELAXED);
-
-	if (known < 0)
-		return known;
-	if (dmaio_probe_cachestat() != DMAIO_CAP_YES)
-		return -ENOSYS; /* no syscall spent per range on kernels without it */
-	size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
-	if (off >= size)
-		return -ENODATA;
-	if (len > size - off)
-		len = size - off;
-	rg.off = off / ps * ps;
-	rg.len = round_up_u64(off + len, ps) - rg.off;
-	pages = rg.len / ps;
-	if (syscall(__NR_cachestat, f->bfd, &rg, &cs, 0)) {
-		int err = neg_errno();
-
-		if (err == -ENOSYS || err == -EOPNOTSUPP || err == -EBADF)
-			__atomic_store_n(&f->cachestat, err, __ATOMIC_RELAXED);
-		return err;
-	}
-	return (int)(pages ? MIN(cs.nr_cache, pages) * 100 / pages : 0);
 }

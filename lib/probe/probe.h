@@ -16,9 +16,7 @@ void dmaio_probe_hugetlb_locked(struct dmaio_ctx *ctx);
 void dmaio_probe_heap_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h); /* alloc, mmap, rw */
 void dmaio_probe_sys_locked(struct dmaio_ctx *ctx);    /* all of it */
 struct dmaio_heap *dmaio_find_heap_locked(struct dmaio_ctx *ctx, const char *name);
-/* the names of the default CMA area's heap, newest first */
-#define DMAIO_CMA_HEAP_NAMES 4
-extern const char *const dmaio_cma_heap_names[DMAIO_CMA_HEAP_NAMES];
+/* (the names of the default CMA area's heap: providers/provider.h) */
 /* RW_FILE on a real buffer of heap h (first allocation); takes ctx->lock */
 void dmaio_probe_heap_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd);
 
@@ -29,12 +27,6 @@ int dmaio_file_probe(struct dmaio_ctx *ctx, int fd, bool own, struct dmaio_file 
 void dmaio_file_release(struct dmaio_file *f);
 int dmaio_file_check_dir(const struct dmaio_file *f, bool write); /* 0 or -EBADF */
 void dmaio_file_fill_info(const struct dmaio_file *f, struct dmaio_file_info *info);
-/* percentage of [off, off + len) in the page cache, -errno when the kernel cannot tell */
-int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len);
-void dmaio_file_refresh_size(struct dmaio_file *f); /* a read goes past the known size */
-void dmaio_file_grow(struct dmaio_file *f, uint64_t end); /* a write ended at end */
-
-/* DMAIO_CAP_YES when the kernel has cachestat(2), DMAIO_CAP_NO when not (asked once) */
-int dmaio_probe_cachestat(void);
+/* what changes during I/O (size, page-cache residency) is the sys layer's: sys/sys.h */
 
 #endif

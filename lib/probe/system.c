@@ -25,12 +25,6 @@ static int heap_cmp(const void *a, const void *b)
 	return strcmp(((const struct dmaio_heap *)a)->name, ((const struct dmaio_heap *)b)->name);
 }
 
-/* The default CMA area's heap: its fixed name since 6.17, then the names it had before (after
- * the CMA area: "reserved", "linux,cma", "default-pool"), in the order a caller asking for
- * contiguous memory tries them. */
-const char *const dmaio_cma_heap_names[DMAIO_CMA_HEAP_NAMES] = { "default_cma_region", "reserved",
-								  "linux,cma", "default-pool" };
-
 /* What memory a heap gives, from what the running kernel calls things: a CMA heap is one of the
  * default names or is named after a CMA area (/sys/kernel/mm/cma/<area>, one heap per
  * device-tree shared-dma-pool region); an uncached heap says so in its name (system-uncached). */
@@ -366,7 +360,7 @@ void dmaio_probe_sys_locked(struct dmaio_ctx *ctx)
 	dmaio_probe_base_locked(ctx);
 	dmaio_probe_hugetlb_locked(ctx);
 	dmaio_probe_drm_locked(ctx);
-	s->cachestat = dmaio_probe_cachestat();
+	s->cachestat = dmaio_has_cachestat();
 	for (int i = 0; i < ctx->nheaps; i++) {
 		struct dmaio_heap *h = &ctx->heaps[i];
 

@@ -29,6 +29,39 @@ struct dmaio_provider {
 extern const struct dmaio_provider dmaio_provider_heap, dmaio_provider_udmabuf,
 	dmaio_provider_udmabuf_huge, dmaio_provider_drm, dmaio_provider_memfd;
 
+/* The choice of a provider (choice.c): the policy; the api probes first (the facts it reads are
+ * in the context: heaps, sys, mem_total, cma_total), then tries the providers in this order. */
+const struct dmaio_provider *dmaio_provider_by_name(const char *name); /* else the heap one */
+/* the flags that ask for a kind of memory */
+#define DMAIO_ALLOC_CONSTRAINTS (DMAIO_ALLOC_CONTIGUOUS | DMAIO_ALLOC_UNCACHED)
+/* the names of the default CMA area's heap, newest first: tried first for contiguous memory */
+#define DMAIO_CMA_HEAP_NAMES 4
+extern const char *const dmaio_cma_heap_names[DMAIO_CMA_HEAP_NAMES];
+/* Why a provider is not asked: the refusal for the caller's reason ("does not give physically
+ * contiguous memory") and the longer debug line (what to do about it), "" when none. */
+struct dmaio_refusal {
+	char why[128];
+	char log[192];
+};
+/* Does provider p give the memory the flags ask for? h: the heap of that name for the heap
+ * provider (NULL: none), unused by the others; read under ctx->lock. 1 yes (*contiguous: the
+ * heap's memory is), 0 no, -ENOENT no such heap; *why filled when not 1. */
+int dmaio_provider_meets(const struct dmaio_provider *p, const struct dmaio_heap *h,
+			 unsigned flags, bool *contiguous, struct dmaio_refusal *why);
+/* Sizes that cannot fit, refused before the kernel is asked: 0, or -ENOMEM with *why filled. */
+int dmaio_provider_fits(const struct dmaio_ctx *ctx, bool contiguous, size_t size,
+			struct dmaio_refusal *why);
+/* The providers to try, best first, for a request that names none (heap NULL): n names. The
+ * api runs the base probe and every heap's first, and holds ctx->lock. */
+#define DMAIO_PROVIDER_ORDER_MAX 16
+struct dmaio_provider_order {
+	int n;
+	const char *name[DMAIO_PROVIDER_ORDER_MAX];
+	char heap_names[DMAIO_PROVIDER_ORDER_MAX][DMAIO_NAME_MAX]; /* copies: name[] points here */
+};
+void dmaio_provider_order_locked(const struct dmaio_ctx *ctx, size_t size, unsigned flags,
+				 struct dmaio_provider_order *o);
+
 /* heaps (heap.c) */
 int dmaio_heap_open(struct dmaio_heap *h);
 int dmaio_heap_alloc_fd(struct dmaio_heap *h, size_t size, int *fd);

@@ -9,7 +9,6 @@
 #include "../choose/choose.h"
 #include "../engine/engine.h"
 #include "../paths/path.h"
-#include "../probe/probe.h"
 #include "../providers/provider.h"
 #include "../sys/sys.h"
 

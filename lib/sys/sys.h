@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer "sys", the bottom: the syscall seam and small utilities. Every call into the kernel that
- * moves data or can fail part-way goes through these, so the fault-injection build can fail the
- * Nth one. Each returns a value >= 0 or -errno (never errno) and owns the one retry policy:
- * EINTR and EAGAIN are retried here, up to SYS_RETRIES times, and nowhere else.
+ * Layer "sys", the bottom: the syscall seam, small utilities, and the facts of a registered file
+ * that change during I/O (its size, the page-cache residency of a range). Every call into the
+ * kernel that moves data or can fail part-way goes through the seam, so the fault-injection build
+ * can fail the Nth one. Each returns a value >= 0 or -errno (never errno) and owns the one retry
+ * policy: EINTR and EAGAIN are retried here, up to SYS_RETRIES times, and nowhere else.
  */
 #ifndef DMAIO_SYS_H
 #define DMAIO_SYS_H
@@ -38,6 +39,13 @@ long dmaio_page_size(void);
 unsigned dmaio_fork_generation(void); /* changes in a child after fork() */
 uint32_t dmaio_huge_page_size(void);
 uint64_t dmaio_read_sysfs_u64(const char *path, uint64_t dflt);
+/* a registered file during I/O (the queue): its size, re-read or grown, and the page-cache
+ * residency of a range: a percentage, -errno when the kernel cannot tell */
+void dmaio_file_refresh_size(struct dmaio_file *f); /* a read goes past the known size */
+void dmaio_file_grow(struct dmaio_file *f, uint64_t end); /* a write ended at end */
+int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len);
+/* DMAIO_CAP_YES when the kernel has cachestat(2), DMAIO_CAP_NO when not (asked once) */
+int dmaio_has_cachestat(void);
 /* logging through the context's sink (dmaio_ctx_set_log; stderr by default): dmaio_log() at
  * DMAIO_LOG_ERROR, INFO() and DBG() only when the sink takes that level */
 void dmaio_log(struct dmaio_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

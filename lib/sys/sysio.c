@@ -2,6 +2,7 @@
 /* The syscall seam: the calls into the kernel that can fail part-way, one retry policy for all.
  * The fault-injection build (-DDMAIO_FAULT_INJECTION, see fault.h) can make the Nth of them fail. */
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -359,4 +360,93 @@ void dmaio_log_at(struct dmaio_ctx *ctx, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_va(ctx, level, fmt, ap);
 	va_end(ap);
+}
+
+/* ---- a registered file during I/O ---------------------------------------------------------- */
+/* The facts of a file that change while it is in use, kept up to date by the queue as requests
+ * run: its size (re-read by a read past it, grown by a write) and the page-cache residency of a
+ * range. What is probed once at open is the probe layer's (probe/file.c). */
+void dmaio_file_refresh_size(struct dmaio_file *f)
+{
+	struct stat st;
+	uint64_t sz = 0;
+
+	if (f->is_blk) {
+		if (!ioctl(f->fd, BLKGETSIZE64, &sz))
+			__atomic_store_n(&f->size, sz, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!fstat(f->fd, &st))
+		__atomic_store_n(&f->size, (uint64_t)st.st_size, __ATOMIC_RELAXED);
+}
+
+void dmaio_file_grow(struct dmaio_file *f, uint64_t end)
+{
+	uint64_t cur = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+
+	while (cur < end && !__atomic_compare_exchange_n(&f->size, &cur, end, false,
+							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* cachestat(2) (6.5+), absent from older headers: one number on every architecture. Not a call
+ * of the seam: a refusal is an answer ("the kernel cannot tell"), never retried or injected. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct k_cachestat_range {
+	uint64_t off, len;
+};
+struct k_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/* Whether the kernel has cachestat(2): asked once per process, with a descriptor that cannot be
+ * open (-EBADF: the syscall exists; -ENOSYS: 6.4 and older, or denied). */
+int dmaio_has_cachestat(void)
+{
+	static int known; /* 0 not asked, DMAIO_CAP_YES / DMAIO_CAP_NO */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (!k) {
+		struct k_cachestat_range rg = { 0, 0 };
+		struct k_cachestat cs;
+
+		k = syscall(__NR_cachestat, -1, &rg, &cs, 0) && errno == EBADF ? DMAIO_CAP_YES
+									   : DMAIO_CAP_NO;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k;
+}
+
+/* Percentage of the pages of [off, off + len) that sit in the page cache, -errno when the kernel
+ * cannot tell (no cachestat, or a file type it refuses: remembered, never asked again). One
+ * syscall at most. */
+int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len)
+{
+	uint64_t ps = (uint64_t)dmaio_page_size(), pages, size;
+	struct k_cachestat_range rg;
+	struct k_cachestat cs;
+	int known = __atomic_load_n(&f->cachestat, __ATOMIC_RELAXED);
+
+	if (known < 0)
+		return known;
+	if (dmaio_has_cachestat() != DMAIO_CAP_YES)
+		return -ENOSYS; /* no syscall spent per range on kernels without it */
+	size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+	if (off >= size)
+		return -ENODATA;
+	if (len > size - off)
+		len = size - off;
+	rg.off = off / ps * ps;
+	rg.len = round_up_u64(off + len, ps) - rg.off;
+	pages = rg.len / ps;
+	if (syscall(__NR_cachestat, f->bfd, &rg, &cs, 0)) {
+		int err = neg_errno();
+
+		if (err == -ENOSYS || err == -EOPNOTSUPP || err == -EBADF)
+			__atomic_store_n(&f->cachestat, err, __ATOMIC_RELAXED);
+		return err;
+	}
+	return (int)(pages ? MIN(cs.nr_cache, pages) * 100 / pages : 0);
 }

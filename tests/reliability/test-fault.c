@@ -598,6 +598,7 @@ static void run_op(const struct scen *sc, struct env *v, unsigned long nth, int 
 	void *addr = NULL;
 
 	memset(o, 0, sizeof(*o));
+	o->x.struct_size = sizeof(o->x);
 	switch (sc->op) {
 	case OP_READ:
 	case OP_WRITE:
