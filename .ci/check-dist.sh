@@ -3,9 +3,10 @@
 #
 # .ci/check-dist.sh [BUILDDIR]
 #
-# The release tarball: `meson dist --no-tests --formats xztar` from BUILDDIR (default build/,
-# configured when missing) makes BUILDDIR/meson-dist/libdmaio-VERSION.tar.xz from the committed
-# tree (git archive of HEAD: uncommitted changes are not in it, and this script says so). Then,
+# The release tarball: `meson dist --no-tests --formats xztar` from BUILDDIR (default build/; a
+# temporary one when that is not configured) makes BUILDDIR/meson-dist/libdmaio-VERSION.tar.xz
+# from the committed tree (git archive of HEAD: uncommitted changes are not in it, and this
+# script says so). Then,
 # from that tarball alone, unpacked in a temporary directory, with the network unavailable:
 #   1. it holds the fallback wraps and their release tarballs (subprojects/packagecache/) and
 #      no build directory or extracted subproject;
