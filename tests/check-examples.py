@@ -124,9 +124,10 @@ def unroff(line, where):
 class Example:
     def __init__(self, source, line, text, page=None):
         self.source, self.line, self.text, self.page = source, line, text, page
-        self.first = next((l.strip() for l in text.splitlines()
-                           if l.strip() and not l.startswith("#")),
-                          text.strip().splitlines()[0])
+        code = [l.strip() for l in text.splitlines() if l.strip() and not l.startswith("#")]
+        self.first = code[0] if code else text.strip().splitlines()[0]
+        if len(code) > 1 and "(" not in self.first and "(" in code[1]:
+            self.first += " " + code[1]      # "int" and "f(...)" on lines of their own
 
     def name(self):
         return f"{self.source}:{self.line}"
@@ -1213,7 +1214,8 @@ def match_run(p, spec):
 def main():
     examples = readme_examples() + man_examples()
     failures = 0
-    tmp = tempfile.mkdtemp(prefix="dmaio-examples-")
+    tmp = tempfile.mkdtemp(prefix="dmaio-examples-",
+                           dir=os.environ.get("TMPDIR") or "/var/tmp")
     try:
         make_fixtures(tmp)
         with open(os.path.join(tmp, "ex-support.h"), "w") as f:
@@ -1310,7 +1312,9 @@ def main():
                 for spec in r["expect"]:
                     miss = match_run(p, spec)
                     if miss is None:
-                        results.append(f"[{what} in {r['cwd']}/] {spec['why']}")
+                        m = spec["out"] and re.search(spec["out"], p.stdout + p.stderr, re.M)
+                        said = f" (\"{m.group(0)[:70]}\")".replace("\n", " / ") if m and spec["status"] == 0 else ""
+                        results.append(f"[{what} in {r['cwd']}/] {spec['why']}{said}")
                         break
                     misses.append(f"{spec['why']}: {miss}")
                 else:
