@@ -89,57 +89,64 @@ DMAIO_EXPORT int dmaio_ctx_heap_count(struct dmaio_ctx *ctx)
 	return n;
 }
 
-DMAIO_EXPORT int dmaio_ctx_get_heap(struct dmaio_ctx *ctx, uint32_t index,
-				    struct dmaio_heap_info *info)
+static void fill_heap_info(const struct dmaio_heap *h, void *out)
 {
-	struct dmaio_heap_info hi = { .struct_size = sizeof(hi) };
+	struct dmaio_heap_info *hi = out;
+
+	hi->alloc = h->info.alloc;
+	hi->alloc_err = h->info.alloc_err;
+	hi->mmap = h->info.mmap;
+	hi->contiguous = h->info.contiguous;
+	hi->uncached = h->info.uncached;
+	snprintf(hi->name, sizeof(hi->name), "%s", h->info.name);
+}
+
+static void fill_heap_proposed(const struct dmaio_heap *h, void *out)
+{
+	struct dmaio_heap_proposed *hp = out;
+
+	hp->rw_file = h->info.rw_file;
+	hp->rw_file_err = h->info.rw_file_err;
+	hp->uring_dmabuf = h->info.uring_dmabuf;
+}
+
+/* One heap's facts into the caller's struct: the library's own version (v, size bytes) is
+ * filled under the probe lock, then copied out by the caller's struct_size. */
+static int get_heap(struct dmaio_ctx *ctx, uint32_t index, void *info, size_t min, void *v,
+		    size_t size, void (*fill)(const struct dmaio_heap *, void *))
+{
 	struct dmaio_heap *h;
 	struct dmaio_ctx *c;
 
-	if (dmaio_abi_check_out(info, DMAIO_SIZE_HEAP_INFO))
+	if (dmaio_abi_check_out(info, min))
 		return -EINVAL;
 	c = dmaio_ctx_get(ctx);
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->lock);
 	h = heap_at(c, index);
-	if (h) {
-		hi.alloc = h->info.alloc;
-		hi.alloc_err = h->info.alloc_err;
-		hi.mmap = h->info.mmap;
-		hi.contiguous = h->info.contiguous;
-		hi.uncached = h->info.uncached;
-		snprintf(hi.name, sizeof(hi.name), "%s", h->info.name);
-	}
+	if (h)
+		fill(h, v);
 	pthread_mutex_unlock(&c->lock);
 	if (!h)
 		return -ERANGE;
-	dmaio_abi_copy_out(info, &hi, sizeof(hi));
+	dmaio_abi_copy_out(info, v, size);
 	return 0;
+}
+
+DMAIO_EXPORT int dmaio_ctx_get_heap(struct dmaio_ctx *ctx, uint32_t index,
+				    struct dmaio_heap_info *info)
+{
+	struct dmaio_heap_info hi = { .struct_size = sizeof(hi) };
+
+	return get_heap(ctx, index, info, DMAIO_SIZE_HEAP_INFO, &hi, sizeof(hi), fill_heap_info);
 }
 
 DMAIO_EXPORT int dmaio_ctx_get_heap_proposed(struct dmaio_ctx *ctx, uint32_t index,
 					     struct dmaio_heap_proposed *info)
 {
 	struct dmaio_heap_proposed hp = { .struct_size = sizeof(hp) };
-	struct dmaio_heap *h;
-	struct dmaio_ctx *c;
 
-	if (dmaio_abi_check_out(info, DMAIO_SIZE_HEAP_PROPOSED))
-		return -EINVAL;
-	c = dmaio_ctx_get(ctx);
-	if (!c)
-		return -ENOMEM;
-	pthread_mutex_lock(&c->lock);
-	h = heap_at(c, index);
-	if (h) {
-		hp.rw_file = h->info.rw_file;
-		hp.rw_file_err = h->info.rw_file_err;
-		hp.uring_dmabuf = h->info.uring_dmabuf;
-	}
-	pthread_mutex_unlock(&c->lock);
-	if (!h)
-		return -ERANGE;
-	dmaio_abi_copy_out(info, &hp, sizeof(hp));
-	return 0;
+	return get_heap(ctx, index, info, DMAIO_SIZE_HEAP_PROPOSED, &hp, sizeof(hp),
+			fill_heap_proposed);
 }
