@@ -4,7 +4,7 @@
 # check-syscalls.sh PROBE DIR
 #
 # Syscalls per warm 4 KiB read (tests/syscall-probe.c under strace -f): through a registered
-# file at most 2 (the data syscall and the page-cache residency); dmaio_read_file on a plain fd
+# file at most 2 (the data syscall and the page-cache residency); dmaio_fd_read on a plain fd
 # is printed for comparison (it probes the file on every call). Exit 77 without strace.
 set -u
 probe=${1:?usage: check-syscalls.sh PROBE DIR}

@@ -428,12 +428,12 @@ int test_alloc_or_skip(struct dmaio_ctx *ctx, const char *heap, size_t size, uns
 		return rc;
 	if (test_is_skip_err(rc) && test_expect_devices()) {
 		printf("FAIL: devices expected (--expect-devices, DMAIO_TEST_VM) but provider %s "
-		       "cannot allocate: dmaio_alloc(%zu) = %s\n", heap ? heap : "(default)", size,
+		       "cannot allocate: dmaio_buf_alloc(%zu) = %s\n", heap ? heap : "(default)", size,
 		       test_errname(rc));
 		return rc;
 	}
 	if (test_is_skip_err(rc)) {
-		printf("SKIP: provider %s cannot allocate here: dmaio_alloc(%zu) = %s\n",
+		printf("SKIP: provider %s cannot allocate here: dmaio_buf_alloc(%zu) = %s\n",
 		       heap ? heap : "(default)", size, test_errname(rc));
 		exit(TEST_SKIP);
 	}

@@ -29,7 +29,7 @@
 
 struct test_args {
 	const char *heap;      /* as asked for: "memfd", "system", "cma", "udmabuf", ... */
-	const char *heap_name; /* what dmaio_alloc() gets (cma resolved to a real heap name) */
+	const char *heap_name; /* what dmaio_buf_alloc() gets (cma resolved to a real heap name) */
 	bool expect_devices;   /* --expect-devices (or env): device nodes must exist and work */
 	bool quick;            /* DMAIO_TEST_QUICK=1 or running under valgrind */
 };
@@ -59,7 +59,7 @@ bool test_cmdline_has(const char *word);
 bool test_is_skip_err(int neg_err);
 
 /*
- * dmaio_alloc() that exits 77 (with a message) when the provider is not usable here.
+ * dmaio_buf_alloc() that exits 77 (with a message) when the provider is not usable here.
  * "memfd" never skips: every error is returned to the caller.
  */
 /* One heap with what the proposals answer for it (dmaio_ctx_get_heap() and
@@ -156,7 +156,7 @@ bool test_fail_printing(void);
 
 /*
  * assert_int_equal() for a result that is a count or a -errno: on a mismatch the message
- * names both ("dmaio_alloc(...) = -ENOENT, expected 0"). A cmocka assert (fail_msg()).
+ * names both ("dmaio_buf_alloc(...) = -ENOENT, expected 0"). A cmocka assert (fail_msg()).
  */
 #define assert_rc_equal(rc, want)                                                             \
 	do {                                                                                  \
@@ -200,7 +200,7 @@ long test_meminfo(const char *key);
 /* "-EINVAL" style name of a negative errno (or the number). Static storage for unknowns. */
 const char *test_errname(long neg_err);
 
-/* Expected dmaio_buf_kind() for a heap name as given to dmaio_alloc(). */
+/* Expected dmaio_buf_kind() for a heap name as given to dmaio_buf_alloc(). */
 int test_expected_kind(const char *heap_name);
 
 /*

@@ -4,7 +4,7 @@
  * read through a registered file must cost the data syscall plus at most one more (the range's
  * page-cache residency). The reads measured sit between two getppid() markers; everything the
  * library sets up once (ring, mapping, probes) happens before the first marker.
- * Usage: syscall-probe DIR MODE (MODE: file = dmaio_file_read, fd = dmaio_read_file)
+ * Usage: syscall-probe DIR MODE (MODE: file = dmaio_file_read, fd = dmaio_fd_read)
  */
 #include <dmaio.h>
 #include <fcntl.h>

@@ -114,7 +114,7 @@ static int setup(void **state)
 	assert_int_equal(dmaio_ctx_new(0, &E.ctx), 0);
 	rc = t_alloc(E.ctx, "memfd", BUF_SIZE, 0, &b);
 	if (rc)
-		fail_msg("dmaio_alloc(memfd) = %s", ename(rc));
+		fail_msg("dmaio_buf_alloc(memfd) = %s", ename(rc));
 	E.buf = b;
 	assert_int_equal(dmaio_buf_map(E.buf, &m), 0);
 	E.map = m;
@@ -228,7 +228,7 @@ static void alloc_case(const char *heap, size_t size, unsigned flags, long exp, 
 	int fd0 = test_count_fds();
 	long rc;
 
-	snprintf(desc, sizeof(desc), "dmaio_alloc(heap %s%.70s%s, size %zu, flags %#x)",
+	snprintf(desc, sizeof(desc), "dmaio_buf_alloc(heap %s%.70s%s, size %zu, flags %#x)",
 		 heap ? "\"" : "", heap ? heap : "NULL", heap ? "\"" : "", size, flags);
 	rc = t_alloc(E.ctx, heap, size, flags, &b);
 	if (rc == 0 && b != sentinel)
@@ -289,10 +289,10 @@ static void test_alloc_args(void **state)
 		/* ALLOW_NON_DMABUF: a memfd */
 		ncases++;
 		if (t_alloc(E.ctx, NULL, 4096, DMAIO_ALLOC_ALLOW_NON_DMABUF, &b) != 0) {
-			test_fail("dmaio_alloc(NULL, ALLOW_NON_DMABUF) failed without providers");
+			test_fail("dmaio_buf_alloc(NULL, ALLOW_NON_DMABUF) failed without providers");
 		} else {
 			if (dmaio_buf_kind(b) != DMAIO_BUF_MEMFD)
-				test_fail("dmaio_alloc(NULL, ALLOW_NON_DMABUF): kind %d",
+				test_fail("dmaio_buf_alloc(NULL, ALLOW_NON_DMABUF): kind %d",
 					  dmaio_buf_kind(b));
 			dmaio_buf_free(b);
 		}
@@ -771,7 +771,7 @@ static void exercise(struct dmaio_ctx *c, const char *heap, unsigned aflags, int
 	*alloc_rc = rc;
 	if (rc) {
 		if (!test_is_skip_err(rc) && rc != -ENOMEM)
-			test_fail("dmaio_alloc(%s) = %s", heap ? heap : "NULL", ename(rc));
+			test_fail("dmaio_buf_alloc(%s) = %s", heap ? heap : "NULL", ename(rc));
 		return;
 	}
 	(*nalloc)++;
@@ -856,7 +856,7 @@ static void test_cloexec_and_leaks(void **state)
 			printf("# %s: %d library fds seen, all close-on-exec; %d paths served\n",
 			       what, nnew, served);
 		else
-			printf("# %s: not available here (dmaio_alloc = %s)\n", what, ename(arc));
+			printf("# %s: not available here (dmaio_buf_alloc = %s)\n", what, ename(arc));
 	}
 	/* the default context keeps its fds; they must be close-on-exec too */
 	{

@@ -738,7 +738,7 @@ static void test_small(void **state)
 	(void)state;
 	rc = tier_alloc(&t, "small", SMALL_BUF);
 	if (rc)
-		fail_msg("dmaio_alloc(%s, %zu) = %s", args.heap, (size_t)SMALL_BUF,
+		fail_msg("dmaio_buf_alloc(%s, %zu) = %s", args.heap, (size_t)SMALL_BUF,
 			 test_errname(rc));
 	nd = test_dirs(dirs, 16);
 	for (d = 0; d < nd; d++) {
@@ -803,7 +803,7 @@ static void test_medium(void **state)
 		skip();
 	}
 	if (rc)
-		fail_msg("dmaio_alloc(%s, 8 MiB) = %s", args.heap, test_errname(rc));
+		fail_msg("dmaio_buf_alloc(%s, 8 MiB) = %s", args.heap, test_errname(rc));
 	file_create(&src, NULL, fsrc, SEED_FILE);
 	file_create(&dst, NULL, fdst, SEED_DEST);
 
@@ -855,7 +855,7 @@ static void test_big(void **state)
 		skip();
 	}
 	if (rc)
-		fail_msg("dmaio_alloc(%s, 64 MiB) = %s", args.heap, test_errname(rc));
+		fail_msg("dmaio_buf_alloc(%s, 64 MiB) = %s", args.heap, test_errname(rc));
 	file_create(&src, NULL, fsrc, SEED_FILE);
 	file_create(&dst, NULL, fdst, SEED_DEST);
 
@@ -983,7 +983,7 @@ static void test_threads(void **state)
 	(void)state;
 	rc = tier_alloc(&t, "threads", SMALL_BUF);
 	if (rc)
-		fail_msg("dmaio_alloc = %s", test_errname(rc));
+		fail_msg("dmaio_buf_alloc = %s", test_errname(rc));
 	file_create(&src, NULL, SMALL_SRC, SEED_FILE);
 	file_create(&dst, NULL, 0, SEED_DEST);
 	for (i = 0; i < NTHREADS; i++) {
@@ -1087,7 +1087,7 @@ static void test_rawdev(void **state)
 	if (rc == 0)
 		rc = tier_alloc(&rt, "rawdev-dst", SMALL_BUF);
 	if (rc)
-		fail_msg("dmaio_alloc = %s", test_errname(rc));
+		fail_msg("dmaio_buf_alloc = %s", test_errname(rc));
 	fds[0] = open(dev, O_RDWR | O_CLOEXEC);
 	fds[1] = open(dev, O_RDWR | O_CLOEXEC | O_DIRECT);
 	assert_true(fds[0] >= 0 && fds[1] >= 0);
@@ -1222,7 +1222,7 @@ int main(int argc, char **argv)
 	}
 	rc = test_alloc_or_skip(ctx, args.heap_name, 4096, 0, &probe);
 	if (rc) {
-		fprintf(stderr, "dmaio_alloc(%s, 4096) = %s\n", args.heap, test_errname(rc));
+		fprintf(stderr, "dmaio_buf_alloc(%s, 4096) = %s\n", args.heap, test_errname(rc));
 		return 1;
 	}
 	kind = dmaio_buf_kind(probe);

@@ -160,7 +160,7 @@ static void one_mode(int extra, const char *name)
 	/* 77 where the provider is missing on the host; in the VM a failure */
 	if (test_alloc_or_skip(NULL, args.heap_name, SIZE, 0, &buf)) {
 		close(fd);
-		fail_msg("dmaio_alloc(%s) failed", args.heap);
+		fail_msg("dmaio_buf_alloc(%s) failed", args.heap);
 	}
 	assert_int_equal(dmaio_buf_map(buf, &map), 0);
 	pat_fill(map, SIZE, SEED_BUF, 0);

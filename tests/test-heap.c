@@ -397,7 +397,7 @@ int main(int argc, char **argv)
 	}
 	rc = test_alloc_or_skip(ctx, args.heap_name, 4096, 0, &b);
 	if (rc) {
-		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(rc));
+		fprintf(stderr, "dmaio_buf_alloc(%s) = %s\n", args.heap, test_errname(rc));
 		return 1;
 	}
 	dmaio_buf_free(b);

@@ -29,7 +29,7 @@ static uint64_t meminfo(const char *key)
 	return (uint64_t)kib << 10;
 }
 
-/* dmaio_alloc(size) must fail with want, at once, without taking memory */
+/* dmaio_buf_alloc(size) must fail with want, at once, without taking memory */
 static void refused(uint64_t size, int want, const char *what)
 {
 	struct dmaio_buf *b = NULL;

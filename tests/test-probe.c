@@ -631,7 +631,7 @@ static void test_provider(void **state)
 	}
 	assert_int_equal(dmaio_ctx_new(0, &ctx), 0);
 	rc = t_alloc(ctx, args.heap_name, 4096, 0, &b);
-	test_expect(rc == 0, "dmaio_alloc(%s) = %s", args.heap, test_errname(rc));
+	test_expect(rc == 0, "dmaio_buf_alloc(%s) = %s", args.heap, test_errname(rc));
 	assert_int_equal(dmaio_ctx_get_system(ctx, &si), 0);
 	switch (test_expected_kind(args.heap_name)) {
 	case DMAIO_BUF_HEAP:
@@ -687,7 +687,7 @@ int main(int argc, char **argv)
 	if (args.heap_name && strcmp(args.heap_name, "memfd") != 0) {
 		rc = test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &b);
 		if (rc) {
-			fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(rc));
+			fprintf(stderr, "dmaio_buf_alloc(%s) = %s\n", args.heap, test_errname(rc));
 			return 1;
 		}
 		dmaio_buf_free(b);

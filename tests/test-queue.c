@@ -18,7 +18,7 @@
  *              a cancelled range wrote only inside itself and only the right bytes.
  *  args        -ENODATA of an empty queue, every @retval of the new functions.
  *  threads     4 threads, a queue each, one context, shared buffers and files, disjoint ranges.
- *  regfile     dmaio_file_read/write against dmaio_read_file/dmaio_write_file, get_info against
+ *  regfile     dmaio_file_read/write against dmaio_fd_read/dmaio_fd_write, get_info against
  *              dmaio_probe_file, the caller's fd untouched and closable.
  *
  * Usage: test-queue [--heap NAME]   (memfd, system, cma, udmabuf, udmabuf-huge, drm, ...)
@@ -157,7 +157,7 @@ static void qbuf_alloc_or_skip(struct qbuf *b, struct dmaio_ctx *c, size_t size,
 		skip();
 	}
 	if (rc)
-		fail_msg("%s: dmaio_alloc(%s, %zu) = %s", what, args.heap, size, test_errname(rc));
+		fail_msg("%s: dmaio_buf_alloc(%s, %zu) = %s", what, args.heap, size, test_errname(rc));
 }
 
 static void qbuf_free(struct qbuf *b)
@@ -989,7 +989,7 @@ static void test_random(void **state)
 				       args.heap, bsize, test_errname(rc));
 				skip();
 			}
-			fail_msg("random: dmaio_alloc(%s, %zu) = %s", args.heap, bsize,
+			fail_msg("random: dmaio_buf_alloc(%s, %zu) = %s", args.heap, bsize,
 				 test_errname(rc));
 		}
 	}
@@ -1241,7 +1241,7 @@ static void test_batch(void **state)
 	assert_int_equal(dmaio_ctx_new(0, &ctx2), 0);
 	rc = qbuf_alloc(&ob, ctx2, 64 * KiB, 0);
 	if (rc)
-		fail_msg("dmaio_alloc in a second context = %s", test_errname(rc));
+		fail_msg("dmaio_buf_alloc in a second context = %s", test_errname(rc));
 	B.other_buf = ob.buf;
 	fd2 = test_tmpfile(NULL, path2, sizeof(path2));
 	assert_int_equal(file_fill_pattern(fd2, 0, 64 * KiB, SEED_FILE), 0);
@@ -2915,7 +2915,7 @@ int main(int argc, char **argv)
 	}
 	rc = test_alloc_or_skip(ctx, args.heap_name, 4096, 0, &probe);
 	if (rc) {
-		fprintf(stderr, "dmaio_alloc(%s, 4096) = %s\n", args.heap, test_errname(rc));
+		fprintf(stderr, "dmaio_buf_alloc(%s, 4096) = %s\n", args.heap, test_errname(rc));
 		return 1;
 	}
 	kind = dmaio_buf_kind(probe);

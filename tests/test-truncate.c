@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A file truncated by another thread while a read is in flight (issue 15, item 3). What the
- * library promises (include/dmaio.h, dmaio_read_file): no byte outside [buf_off, buf_off + len)
+ * library promises (include/dmaio.h, dmaio_fd_read): no byte outside [buf_off, buf_off + len)
  * is ever written; the bytes before the new end of file are the file's; between the new end of
  * file and the end of the range a byte holds the file's old data (pieces of the range run at
  * once: one that finished before the truncation has landed, even past the returned count), zero

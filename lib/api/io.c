@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The synchronous transfers: one request on a pooled queue, for a plain fd (probed for this call)
- * or a registered file; and dmaio_choose_path. */
+ * or a registered file; and dmaio_fd_choose_path. */
 #include <string.h>
 
 #include "api.h"

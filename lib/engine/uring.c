@@ -48,7 +48,7 @@ struct dmaio_engine {
 	unsigned on_pool;             /* of which on the worker threads */
 	int efd, epfd;
 	bool kicked;                  /* the owner wrote the eventfd and has not read it since */
-	pthread_mutex_t lock;         /* done list; slots (dmaio_free of another thread) */
+	pthread_mutex_t lock;         /* done list; slots (dmaio_buf_free of another thread) */
 	struct dmaio_op *done_head, *done_tail;
 	bool table;                   /* sparse table registered */
 	struct reg_slot slots[ENGINE_SLOTS];

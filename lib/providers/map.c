@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CPU access to a buffer: one mapping per buffer (the memfd's when there is one: same pages, and
  * O_DIRECT works on it; else the dma-buf's), made on first need and kept until unmap or free,
- * shared by the caller (dmaio_map) and the requests that copy through it; DMA_BUF_IOCTL_SYNC. */
+ * shared by the caller (dmaio_buf_map) and the requests that copy through it; DMA_BUF_IOCTL_SYNC. */
 #include <linux/dma-buf.h>
 #include <sys/mman.h>
 

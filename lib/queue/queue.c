@@ -384,7 +384,7 @@ static int collect(struct dmaio_q *q, int timeout_ms)
 	return n;
 }
 
-/* One round, bounded (never until quiet: dmaio_submit must not wait for I/O): start ops, take
+/* One round, bounded (never until quiet: dmaio_queue_submit must not wait for I/O): start ops, take
  * what has finished, start ops in the room it left, submit. */
 void dmaio_q_kick(struct dmaio_q *q)
 {

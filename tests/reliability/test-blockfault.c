@@ -304,7 +304,7 @@ int main(int argc, char **argv)
 	}
 	r = test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &buf);
 	if (r) {
-		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
+		fprintf(stderr, "dmaio_buf_alloc(%s) = %s\n", args.heap, test_errname(r));
 		return 1;
 	}
 	dmaio_buf_free(buf);

@@ -5,7 +5,7 @@
  * (libdmaio_fault_dep: dmaio_fault_calls / dmaio_fault_nth / dmaio_fault_err, see lib/fault.h).
  *
  * Scenarios: read and write of an unaligned range, of an aligned one, and a read across end of
- * file, with each path forced (DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK) and with AUTO; dmaio_alloc
+ * file, with each path forced (DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK) and with AUTO; dmaio_buf_alloc
  * of "memfd", of the --heap and of heap NULL; dmaio_buf_map. Each runs on a fresh context (so the
  * lazy probes are part of it) and a fresh buffer. For every scenario:
  *   1. a counting run (dmaio_fault_nth = 0) gives N, the number of seam calls, and where each
@@ -144,8 +144,8 @@ static unsigned long disarm(void)
 
 /* ---- sites: which seam function a call went through, and from where ------------------------ */
 static const char *const public_api[] = {
-	"dmaio_read_file_ex", "dmaio_write_file_ex", "dmaio_read_file", "dmaio_write_file",
-	"dmaio_alloc", "dmaio_buf_map", "dmaio_buf_import", "dmaio_buf_free", "dmaio_ctx_get_system",
+	"dmaio_fd_read", "dmaio_fd_write", "dmaio_file_read", "dmaio_file_write",
+	"dmaio_buf_alloc", "dmaio_buf_map", "dmaio_buf_import", "dmaio_buf_free", "dmaio_ctx_get_system",
 };
 
 static bool is_public(const char *s)
@@ -470,7 +470,7 @@ static void verify_rw(const struct scen *sc, struct dmaio_buf *buf, const uint8_
 	}
 }
 
-/* A buffer from dmaio_alloc(): right size and kind, its memory usable. */
+/* A buffer from dmaio_buf_alloc(): right size and kind, its memory usable. */
 static void verify_buf(const struct scen *sc, struct dmaio_buf *buf, struct outcome *o)
 {
 	size_t sz = dmaio_buf_size(buf);
@@ -546,7 +546,7 @@ static int env_open(const struct scen *sc, struct env *v, struct outcome *o)
 		return 0;
 	r = alloc_buf(v->ctx, sc, &v->buf);
 	if (r) {
-		bad(o, "setup: dmaio_alloc %s", test_errname(r));
+		bad(o, "setup: dmaio_buf_alloc %s", test_errname(r));
 		return -1;
 	}
 	if (sc->op == OP_MAP)
@@ -644,7 +644,7 @@ static void run_op(const struct scen *sc, struct env *v, unsigned long nth, int 
 			abuf = NULL;
 			r = alloc_buf(v->ctx, sc, &abuf);
 			if (r)
-				bad(o, "dmaio_alloc without fault afterwards failed: %s",
+				bad(o, "dmaio_buf_alloc without fault afterwards failed: %s",
 				    test_errname(r));
 			else
 				verify_buf(sc, abuf, o);
@@ -929,7 +929,7 @@ static void storm_child(const char *const *heaps, unsigned nh, int src, off_t sr
 			if (r == 0)
 				dmaio_buf_free(b);
 			else
-				storm_note(res, "dmaio_alloc(%s, %zu) = %s", heaps[h], asize,
+				storm_note(res, "dmaio_buf_alloc(%s, %zu) = %s", heaps[h], asize,
 					   test_errname(r));
 		}
 	}
@@ -1075,7 +1075,7 @@ int main(int argc, char **argv)
 	/* the buffer provider exists? (77 when not, "memfd" always does) */
 	r = test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &probe);
 	if (r) {
-		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
+		fprintf(stderr, "dmaio_buf_alloc(%s) = %s\n", args.heap, test_errname(r));
 		return 1;
 	}
 	dmaio_buf_free(probe);

@@ -4,7 +4,7 @@
  *
  * Parts (default: cloexec, seals, files; "--part suid" is registered as its own test):
  *   cloexec  every fd the library creates is close-on-exec: fds are compared before/after
- *            dmaio_alloc (the --heap, "memfd", heap NULL), dmaio_buf_map, dmaio_buf_import, the probes
+ *            dmaio_buf_alloc (the --heap, "memfd", heap NULL), dmaio_buf_map, dmaio_buf_import, the probes
  *            and reads/writes through every path while the buffers are alive, AND at every call
  *            of the library's syscall seam (the wrapped dmaio_fault_hit() of the fault-injection
  *            build, here never injecting), so that fds living only inside one call (the O_DIRECT
@@ -252,17 +252,17 @@ static void test_cloexec(void **state)
 	for (int i = 0; i < nh; i++) {
 		r = test_alloc_or_skip(ctx, heaps[i], len + 8192, 0, &bufs[nb]);
 		if (r) {
-			test_fail("cloexec: dmaio_alloc(%s) = %s", heaps[i], test_errname(r));
+			test_fail("cloexec: dmaio_buf_alloc(%s) = %s", heaps[i], test_errname(r));
 			continue;
 		}
 		nb++;
 	}
 	r = t_alloc(NULL, NULL, len + 8192, DMAIO_ALLOC_ALLOW_NON_DMABUF, &bufs[nb]);
 	if (r)
-		test_fail("cloexec: dmaio_alloc(heap NULL) = %s", test_errname(r));
+		test_fail("cloexec: dmaio_buf_alloc(heap NULL) = %s", test_errname(r));
 	else
 		nb++;
-	check_new("dmaio_alloc");
+	check_new("dmaio_buf_alloc");
 	for (int i = 0; i < nb; i++) {
 		void *p;
 
@@ -389,7 +389,7 @@ static void test_seals(void **state)
 		test_fd_snapshot(before, MAXFD);
 		r = test_alloc_or_skip(NULL, heaps[i], 1 * MiB + 1, 0, &b);
 		if (r) {
-			test_fail("seals: dmaio_alloc(%s) = %s", heaps[i], test_errname(r));
+			test_fail("seals: dmaio_buf_alloc(%s) = %s", heaps[i], test_errname(r));
 			continue;
 		}
 		if (dmaio_buf_kind(b) == DMAIO_BUF_MEMFD) {

@@ -155,7 +155,7 @@ static void test_alloc_free(void **state)
 			phase_warm(&ph);
 		r = t_alloc(c, args.heap_name, 4096, 0, &b);
 		if (r) {
-			test_fail("alloc/free: cycle %u: dmaio_alloc = %s", i, test_errname(r));
+			test_fail("alloc/free: cycle %u: dmaio_buf_alloc = %s", i, test_errname(r));
 			if (test_failures() - ph.fail0 > 10)
 				break;
 			continue;
@@ -322,7 +322,7 @@ static void test_contexts(void **state)
 		}
 		r = t_alloc(c, args.heap_name, len, 0, &b);
 		if (r) {
-			test_fail("contexts: cycle %u: dmaio_alloc = %s", i, test_errname(r));
+			test_fail("contexts: cycle %u: dmaio_buf_alloc = %s", i, test_errname(r));
 		} else {
 			n = dmaio_fd_read(src, 4096, b, 0, len, DMAIO_RW_PATH(path), NULL);
 			if (n != (ssize_t)len)
@@ -370,7 +370,7 @@ int main(int argc, char **argv)
 	/* the provider exists? (77 when not on the host, a failure where devices are expected) */
 	r = test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &probe);
 	if (r) {
-		fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
+		fprintf(stderr, "dmaio_buf_alloc(%s) = %s\n", args.heap, test_errname(r));
 		return 1;
 	}
 	dmaio_buf_free(probe);

@@ -182,13 +182,13 @@ static void part_separate(struct worker *w, unsigned it)
 	r = t_alloc(w->ctx, args.heap_name, size, 0, &a);
 	w->ops++;
 	if (r) {
-		failf(w, "dmaio_alloc(%zu) = %s", size, test_errname(r));
+		failf(w, "dmaio_buf_alloc(%zu) = %s", size, test_errname(r));
 		return;
 	}
 	r = t_alloc(w->ctx, args.heap_name, size, 0, &b);
 	w->ops++;
 	if (r) {
-		failf(w, "dmaio_alloc(%zu) = %s", size, test_errname(r));
+		failf(w, "dmaio_buf_alloc(%zu) = %s", size, test_errname(r));
 		dmaio_buf_free(a);
 		w->ops++;
 		return;
@@ -333,7 +333,7 @@ static void *worker_main(void *arg)
 		r = t_alloc(w->ctx, args.heap_name, size, 0, &run->shared);
 		w->ops++;
 		if (r) {
-			failf(w, "dmaio_alloc(shared %zu) = %s", size, test_errname(r));
+			failf(w, "dmaio_buf_alloc(shared %zu) = %s", size, test_errname(r));
 			run->shared = NULL;
 		} else {
 			uint8_t *p;
@@ -542,7 +542,7 @@ int main(int argc, char **argv)
 			int r = test_alloc_or_skip(NULL, args.heap_name, 4096, 0, &probe);
 
 			if (r)
-				fprintf(stderr, "dmaio_alloc(%s) = %s\n", args.heap, test_errname(r));
+				fprintf(stderr, "dmaio_buf_alloc(%s) = %s\n", args.heap, test_errname(r));
 			_exit(r ? 1 : 0);
 		}
 		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) {
