@@ -21,6 +21,7 @@
 # Exit 0 ok, 1 a change (abidiff's report printed), 77 (skip) without abidw/abidiff/nm, for a
 # static library, or when the stored ABI is of another architecture.
 set -u
+strip_awk=$(dirname "$0")/strip-comments.awk
 LC_ALL=C
 export LC_ALL
 # under the valgrind test setup: run the script itself natively
@@ -163,17 +164,7 @@ struct_layout() {
 
 # node symbol: the global symbols of each node of a version script
 map_nodes() {
-	awk '{ s = s $0 "\n" } END {
-		out = ""
-		while ((i = index(s, "/*")) > 0) {
-			out = out substr(s, 1, i - 1)
-			s = substr(s, i + 2)
-			j = index(s, "*/")
-			if (j == 0) { s = ""; break }
-			s = substr(s, j + 2)
-		}
-		printf "%s%s", out, s
-	}' "$1" | sed -e 's/#.*$//' -e 's/[{};]/ & /g' | tr ' \t' '\n\n' | awk '
+	awk -f "$strip_awk" "$1" | sed -e 's/#.*$//' -e 's/[{};]/ & /g' | tr ' \t' '\n\n' | awk '
 		$0 == "" { next }
 		depth == 0 && $0 == "{" { depth = 1; g = 1; next }
 		depth == 0 && $0 == ";" { name = ""; next }

@@ -12,6 +12,7 @@
 #   - every export carries a version node of the map.
 # Exit 0 ok, 1 mismatch, 77 when the tools are missing or the library is not a shared object.
 set -u
+strip_awk=$(dirname "$0")/strip-comments.awk
 # under the valgrind test setup: run the script itself natively (valgrind would report the
 # shell's own leaks)
 case "${LD_PRELOAD:-}" in *vgpreload*) exec env -u LD_PRELOAD sh "$0" "$@" ;; esac
@@ -50,17 +51,7 @@ awk '$2 == "A" { print $3 }' "$tmp/nm.raw" | sed 's/@.*//' | sort -u >"$tmp/node
 
 # -- functions declared in the header: comments and preprocessor lines removed, then every
 #    "dmaio_name (" that is not a macro
-awk '{ s = s $0 "\n" } END {
-		out = ""
-		while ((i = index(s, "/*")) > 0) {
-			out = out substr(s, 1, i - 1)
-			s = substr(s, i + 2)
-			j = index(s, "*/")
-			if (j == 0) { s = ""; break }
-			s = substr(s, j + 2)
-		}
-		printf "%s%s", out, s
-	}' $headers | sed -e 's://.*$::' -e '/^[[:space:]]*#/d' |
+awk -f "$strip_awk" $headers | sed -e 's://.*$::' -e '/^[[:space:]]*#/d' |
 	tr '\n' ' ' | grep -o 'dmaio_[A-Za-z0-9_]*[[:space:]]*(' | sed 's/[[:space:]]*($//' |
 	sort -u >"$tmp/declared"
 

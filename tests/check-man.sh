@@ -20,6 +20,7 @@
 #   - man/meson.build installs every page and every link.
 # Exit 0 ok, 1 a mismatch, 77 when mandoc is missing.
 set -u
+strip_awk=$(dirname "$0")/strip-comments.awk
 case "${LD_PRELOAD:-}" in *vgpreload*) exec env -u LD_PRELOAD sh "$0" "$@" ;; esac
 
 src=${1:?usage: check-man.sh SRCDIR [BUILDDIR]}
@@ -66,17 +67,7 @@ sed -e 's:/\*.*\*/::g' -e 's:#.*$::' "$map" "$src/lib/model/libdmaio-model.map" 
 # one normal form for C text: single spaces, none around * ( ) [ ] , (a comma is followed by one)
 norm='{ gsub(/[[:space:]]+/, " "); gsub(/ ?\* ?/, "*"); gsub(/ ?\( ?/, "("); gsub(/ ?\) ?/, ")");
 	gsub(/ ?\[ ?/, "["); gsub(/ ?\] ?/, "]"); gsub(/ ?, ?/, ", "); sub(/^ /, ""); sub(/ $/, "") }'
-awk '{ s = s $0 "\n" } END {
-		out = ""
-		while ((i = index(s, "/*")) > 0) {
-			out = out substr(s, 1, i - 1)
-			s = substr(s, i + 2)
-			j = index(s, "*/")
-			if (j == 0) { s = ""; break }
-			s = substr(s, j + 2)
-		}
-		printf "%s%s", out, s
-	}' "$dmaio_h" "$model_h" | sed 's://.*$::' >"$tmp/hdr.nocomment"
+awk -f "$strip_awk" "$dmaio_h" "$model_h" | sed 's://.*$::' >"$tmp/hdr.nocomment"
 # macros (continuation lines included), then the text without preprocessor lines
 awk '/^[[:space:]]*#[[:space:]]*define[[:space:]]/ { n = $0; sub(/^[[:space:]]*#[[:space:]]*define[[:space:]]+/, "", n);
 		sub(/[[:space:](].*/, "", n); print n }' "$tmp/hdr.nocomment" | sort -u >"$tmp/hdr.macros"

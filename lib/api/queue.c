@@ -51,18 +51,31 @@ DMAIO_EXPORT void dmaio_queue_free(struct dmaio_queue *q)
 	free(q);
 }
 
-/* One range of a batch, read into *io (the caller's struct may be of another version) and
- * checked. */
-static int check_io(const struct dmaio_queue *q, const struct dmaio_io *in, uint32_t stride,
-		    struct dmaio_io *io)
+/* One range of a batch as this library knows it: the caller's element itself when it is at least
+ * as large (its bytes past what the library knows were checked to be zero), else a copy with the
+ * fields it lacks zero. */
+static const struct dmaio_io *io_view(const struct dmaio_io *in, struct dmaio_io *tmp)
 {
+	if (in->struct_size >= sizeof(*tmp))
+		return in;
+	memset(tmp, 0, sizeof(*tmp));
+	memcpy(tmp, in, in->struct_size);
+	return tmp;
+}
+
+/* One range of a batch, checked. */
+static int check_io(const struct dmaio_queue *q, const struct dmaio_io *in, uint32_t stride)
+{
+	const struct dmaio_io *io;
+	struct dmaio_io tmp;
 	int r;
 
 	if (in->struct_size != stride)
 		return -EINVAL;
-	r = dmaio_abi_copy_in(io, sizeof(*io), in, DMAIO_SIZE_IO);
+	r = dmaio_abi_copy_in(&tmp, sizeof(tmp), in, DMAIO_SIZE_IO); /* the size rules */
 	if (r)
 		return r;
+	io = &tmp;
 	if (io->op != DMAIO_OP_READ && io->op != DMAIO_OP_WRITE)
 		return -EINVAL;
 	if (io->pad0 || !io->file)
@@ -82,14 +95,13 @@ static const struct dmaio_io *io_at(const struct dmaio_io *ios, uint32_t stride,
 
 DMAIO_EXPORT int dmaio_queue_submit(struct dmaio_queue *q, const struct dmaio_io *ios, uint32_t n)
 {
-	struct dmaio_io io;
 	uint32_t i, stride;
 
 	if (!q || (!ios && n))
 		return -EINVAL;
 	stride = n ? ios[0].struct_size : 0;
 	for (i = 0; i < n; i++) {
-		int r = check_io(q, io_at(ios, stride, i), stride, &io);
+		int r = check_io(q, io_at(ios, stride, i), stride);
 
 		if (r)
 			return r;
@@ -98,12 +110,14 @@ DMAIO_EXPORT int dmaio_queue_submit(struct dmaio_queue *q, const struct dmaio_io
 		return -EAGAIN;
 	for (i = 0; i < n; i++) {
 		struct dmaio_req *r = dmaio_q_req_get(q->q);
+		struct dmaio_io tmp;
+		const struct dmaio_io *io;
 
 		if (!r)
 			break;
-		check_io(q, io_at(ios, stride, i), stride, &io); /* checked above: a copy */
-		dmaio_q_req_init(r, io.buf, io.file, io.op == DMAIO_OP_WRITE, io.buf_off,
-				 io.file_off, io.len, io.flags, io.user_data);
+		io = io_view(io_at(ios, stride, i), &tmp);
+		dmaio_q_req_init(r, io->buf, io->file, io->op == DMAIO_OP_WRITE, io->buf_off,
+				 io->file_off, io->len, io->flags, io->user_data);
 		dmaio_q_push(q->q, r);
 	}
 	dmaio_q_kick(q->q); /* start the I/O; never waits */
