@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Write the seed corpora of the fuzz harnesses: tests/fuzz/corpus/<harness>/<name>.
+
+Small hand-made inputs, valid ones and edges, in each harness's input format (the comment at
+the top of each harness says it). Run from anywhere: tests/fuzz/make-seeds.py; the files it
+writes are committed. Regression inputs (tests/fuzz/regress/) are not made here: they are the
+inputs that made a harness fail, kept as they were found."""
+import json
+import os
+import shutil
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+
+
+def put(harness, name, data):
+    d = os.path.join(CORPUS, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# --- GGUF ----------------------------------------------------------------------------------
+def gstr(s):
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack("<Q", len(b)) + b
+
+
+def gval(t, v):
+    """One GGUF value of type t (the spec's numbering)."""
+    fmt = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q",
+           12: "d"}
+    if t in fmt:
+        return struct.pack("<" + fmt[t], v)
+    if t == 8:
+        return gstr(v)
+    if t == 9:
+        et, items = v
+        return struct.pack("<IQ", et, len(items)) + b"".join(gval(et, x) for x in items)
+    raise ValueError(t)
+
+
+# bytes of a tensor: ggml type -> (elements per block, bytes per block)
+GGML = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 8: (32, 34), 12: (256, 144),
+        24: (1, 1), 26: (1, 4), 28: (1, 8), 30: (1, 2)}
+
+
+def gguf(version=3, kvs=(), tensors=(), align=32, tail=b""):
+    """tensors: (name, dims (ne0 first), ggml type); data laid out aligned, filled with a
+    pattern."""
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs))
+    for k, t, v in kvs:
+        out += gstr(k) + struct.pack("<I", t) + gval(t, v)
+    off = 0
+    infos, datas = b"", []
+    for name, dims, t in tensors:
+        n = 1
+        for d in dims:
+            n *= d
+        blck, size = GGML[t]
+        nbytes = n // blck * size
+        infos += gstr(name) + struct.pack("<I", len(dims)) + b"".join(
+            struct.pack("<Q", d) for d in dims) + struct.pack("<IQ", t, off)
+        datas.append((off, nbytes))
+        off += (nbytes + align - 1) // align * align
+    out += infos
+    out += b"\0" * (-len(out) % align)
+    data = bytearray(off)
+    for o, nb in datas:
+        for i in range(nb):
+            data[o + i] = (o + i * 7) & 0xff
+    return out + bytes(data) + tail
+
+
+def seeds_gguf():
+    h = "fuzz-gguf"
+    put(h, "one-f32", gguf(tensors=[("w", [4], 0)]))
+    put(h, "v2-one-f16", gguf(version=2, tensors=[("weight", [3, 2], 1)]))
+    put(h, "kv-every-type", gguf(kvs=[
+        ("u8", 0, 7), ("i8", 1, -7), ("u16", 2, 700), ("i16", 3, -700), ("u32", 4, 70000),
+        ("i32", 5, -70000), ("f32", 6, 1.5), ("bool", 7, True), ("str", 8, "llama"),
+        ("u64", 10, 1 << 40), ("i64", 11, -(1 << 40)), ("f64", 12, 2.25),
+        ("arr.u32", 9, (4, [1, 2, 3])), ("arr.str", 9, (8, ["a", "bc", ""])),
+        ("arr.arr", 9, (9, [(0, [1, 2]), (8, ["x"])])), ("general.name", 8, "seed"),
+    ], tensors=[("t.0", [8], 0), ("t.1", [4, 2], 1)]))
+    put(h, "align-64-quant", gguf(kvs=[("general.alignment", 4, 64)], align=64, tensors=[
+        ("q4_0", [32, 2], 2), ("q4_1", [32], 3), ("q8_0", [64], 8), ("q4_k", [256], 12),
+        ("i8", [5], 24), ("i32", [3], 26), ("f64", [2], 28), ("bf16", [2, 2, 2, 2], 30)]))
+    put(h, "zero-size-tensor", gguf(tensors=[("empty", [0, 4], 0), ("one", [1], 0)]))
+    put(h, "kv-only", gguf(kvs=[("general.architecture", 8, "none")]))
+    put(h, "utf8-names", gguf(tensors=[("blk.0.\u00e9t\u00e9", [2], 0), ("\u6f22\u5b57", [2], 1)]))
+    put(h, "trailing-bytes", gguf(tensors=[("w", [4], 0)], tail=b"\xffTRAILER"))
+    put(h, "truncated", gguf(tensors=[("w", [64], 0)])[:-100])
+
+
+# --- safetensors ---------------------------------------------------------------------------
+ST = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
+      "U16": 2, "U32": 4, "U64": 8, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+
+
+def safetensors(tensors, metadata=None, pad=0, order=None):
+    """tensors: (name, dtype, shape) laid out in order"""
+    hdr, off = {}, 0
+    for name, dt, shape in tensors:
+        n = 1
+        for d in shape:
+            n *= d
+        hdr[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + n * ST[dt]]}
+        off += n * ST[dt]
+    if metadata is not None:
+        hdr["__metadata__"] = metadata
+    js = json.dumps(hdr, separators=(",", ":"), ensure_ascii=False).encode()
+    js += b" " * ((-len(js) % 8) + pad)
+    return struct.pack("<Q", len(js)) + js + bytes((i * 13) & 0xff for i in range(off))
+
+
+def seeds_safetensors():
+    h = "fuzz-safetensors"
+    put(h, "one-f32", safetensors([("a", "F32", [2, 2])]))
+    put(h, "every-dtype", safetensors([(dt.lower(), dt, [3]) for dt in ST],
+                                      metadata={"format": "pt"}))
+    put(h, "scalar-and-empty", safetensors([("s", "F16", []), ("e", "I64", [0, 3]),
+                                            ("x", "U8", [1, 1, 1, 1, 1, 1, 1, 1])]))
+    put(h, "utf8-names", safetensors([("mod\u00e8le.w", "BF16", [2]), ("\u6f22", "I8", [4])]))
+    put(h, "empty", safetensors([]))
+    put(h, "metadata-only", safetensors([], metadata={"k": "v", "n": "1"}))
+    put(h, "padded-header", safetensors([("w", "F64", [2])], pad=64))
+    put(h, "escaped-name", safetensors([('q"\\/\n', "U16", [2, 1])]))
+
+
+# --- image layouts -------------------------------------------------------------------------
+FOURCCS = 33  # entries of fuzz-image-layout.c's table
+
+
+def image(fsel, w, h, salign=0, palign=0, sel=0, fourcc=None, mod=None):
+    """sel bits as fuzz-image-layout.c reads them; the fields it reads in its order"""
+    b = struct.pack("<HB", sel, fsel)
+    if sel & 1:
+        b += struct.pack("<I", fourcc)
+    b += struct.pack("<II", w, h)
+    if sel & 8:
+        b += struct.pack("<Q", mod)
+    b += struct.pack("<I", salign) if sel & 16 else struct.pack("<B", salign)
+    b += struct.pack("<I", palign) if sel & 32 else struct.pack("<B", palign)
+    return b
+
+
+def seeds_image():
+    h = "fuzz-image-layout"
+    for i in range(FOURCCS):
+        put(h, "fmt-%02d-1920x1080" % i, image(i, 1920, 1080))
+    put(h, "nv12-aligned", image(0, 1918, 1078, salign=9, palign=13))
+    put(h, "yuv420-odd-aligned", image(6, 642, 482, salign=7, palign=21))
+    put(h, "rgb888-odd", image(18, 1, 1, salign=13))
+    put(h, "nv12-odd-width", image(0, 1921, 1080))
+    put(h, "raw-huge", image(0, 0xfffffffe, 0xfffffffe, sel=2 | 4))
+    put(h, "raw-fourcc", image(0, 64, 64, sel=1, fourcc=0x20203852))
+    put(h, "modifier", image(0, 64, 64, sel=8, mod=0x0100000000000001))
+    put(h, "raw-aligns", image(0, 64, 64, salign=8192, palign=3, sel=16 | 32))
+    put(h, "big-struct", image(0, 64, 64, sel=0x100 | 0x400))
+
+
+def main():
+    if os.path.isdir(CORPUS) and "--keep" not in sys.argv:
+        for h in ("fuzz-gguf", "fuzz-safetensors", "fuzz-image-layout"):
+            shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
+    seeds_gguf()
+    seeds_safetensors()
+    seeds_image()
+
+
+if __name__ == "__main__":
+    main()

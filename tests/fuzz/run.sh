@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The meson tests of the fuzz harnesses (tests/fuzz/meson.build, README.md):
+#   run.sh replay HARNESS DIR...          every file of the DIRs once (seed corpus, regressions)
+#   run.sh timed HARNESS WORKDIR DIR...   fuzz for $DMAIO_FUZZ_SECONDS (default 60) from WORKDIR
+#                                         (new inputs go there) and the DIRs (read only); a crash
+#                                         is written to WORKDIR/crash-* and fails the test
+# ASan/UBSan: leaks, every error fatal. Exit status 0 when nothing was found, else 1 (libFuzzer's
+# own default, 77, would read as a skipped test).
+set -eu
+mode=$1 exe=$2
+shift 2
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+case $mode in
+replay)
+	files=$(find "$@" -type f ! -name '.*' | sort)
+	[ -n "$files" ] || { echo "run.sh: no input in $*" >&2; exit 1; }
+	echo "run.sh: $(echo "$files" | wc -l) inputs of $*"
+	# shellcheck disable=SC2086 # one argument per file; names have no blanks (make-seeds.py)
+	exec "$exe" -error_exitcode=1 -timeout_exitcode=1 -timeout=60 -rss_limit_mb=4096 $files
+	;;
+timed)
+	work=$1
+	shift
+	mkdir -p "$work"
+	secs=${DMAIO_FUZZ_SECONDS:-60}
+	echo "run.sh: $(basename "$exe") for $secs s (DMAIO_FUZZ_SECONDS), new inputs in $work"
+	exec "$exe" -error_exitcode=1 -timeout_exitcode=1 -max_total_time="$secs" -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
+		-print_final_stats=1 -artifact_prefix="$work/" "$work" "$@"
+	;;
+*)
+	echo "run.sh: unknown mode $mode" >&2
+	exit 2
+	;;
+esac
