@@ -163,13 +163,88 @@ def seeds_image():
     put(h, "big-struct", image(0, 64, 64, sel=0x100 | 0x400))
 
 
+# --- queue batches -------------------------------------------------------------------------
+# fuzz-queue.c's input: a header (queue index, contents seed), then batches: a count byte
+# (1 + b % 16 ranges), a shape byte (struct sizes), and 8 bytes per range (a: operation, file,
+# buffer; b: length mode; c: flags; w; file offset u16; buffer offset u16).
+QFILES, QBUFS = 6, 4   # index QFILES / QBUFS: NULL; the last of each: another context
+
+
+def qa(write, fi, bi, raw_op=False):
+    """the first byte of a range that decodes to this operation, file and buffer"""
+    for a in range(256):
+        if (a & 1) == int(write) and bool(a & 0x80) == raw_op and \
+                (a >> 1) % (QFILES + 1) == fi and (a >> 4) % (QBUFS + 1) == bi:
+            return a
+    raise ValueError((write, fi, bi, raw_op))
+
+
+def qrange(write, fi, bi, foff, boff, lenmode=1, w=0, blow=0, c=0, wild=None, raw_op=False):
+    b = (lenmode << 6) | blow
+    out = struct.pack("<BBBBHH", qa(write, fi, bi, raw_op), b, c, w, foff, boff)
+    if wild is not None:
+        out += struct.pack("<Q", wild)
+    return out
+
+
+def qbatch(ranges, shape=0):
+    return struct.pack("<BB", len(ranges) - 1, shape) + b"".join(ranges)
+
+
+def queue(q, seed, *batches):
+    return struct.pack("<BB", q, seed) + b"".join(batches)
+
+
+def seeds_queue():
+    h = "fuzz-queue"
+    R = qrange
+    put(h, "read-whole", queue(3, 1, qbatch([R(0, 0, 0, 0, 0)])))
+    put(h, "read-past-eof", queue(3, 2, qbatch([R(0, 0, 0, 39000, 100, lenmode=2, w=40)])))
+    put(h, "write-then-read", queue(2, 3, qbatch([R(1, 0, 1, 1000, 5, lenmode=2, w=20, blow=3)]),
+                                    qbatch([R(0, 0, 2, 900, 0, lenmode=1)])))
+    put(h, "direct-file", queue(3, 4, qbatch([R(0, 1, 0, 4096, 4096, lenmode=2, w=128),
+                                              R(1, 1, 0, 8192, 0, lenmode=2, w=64)])))
+    put(h, "many-ranges-depth1", queue(0, 5, qbatch(
+        [R(i & 1, (0, 1, 3)[i % 3] if i & 1 else i % 2, i % 3, 512 * i + 7, 300 * i % 2700, lenmode=2,
+           w=3 + i, blow=i)
+         for i in range(16)])))
+    put(h, "overlapping", queue(1, 6, qbatch([R(0, 0, 2, 0, 0), R(0, 2, 2, 100, 0),
+                                              R(1, 0, 2, 50, 1000, lenmode=2, w=10)])))
+    put(h, "forced-paths", queue(3, 7, qbatch([R(0, 0, 0, 3, 5, lenmode=2, w=100, c=0x10 | p)
+                                               for p in range(7)]),
+                                 qbatch([R(1, 1, 1, 4096, 4096, lenmode=2, w=64, c=0x30 | p)
+                                         for p in range(7)])))
+    put(h, "refused-ebadf", queue(3, 8, qbatch([R(0, 0, 0, 0, 0), R(0, 3, 0, 0, 0)]),
+                                  qbatch([R(1, 2, 0, 0, 0)]), qbatch([R(1, 4, 0, 0, 0)])))
+    put(h, "refused-other-ctx", queue(3, 9, qbatch([R(0, 5, 0, 0, 0)]),
+                                      qbatch([R(0, 0, 3, 0, 0)]), qbatch([R(0, 6, 4, 0, 0)])))
+    put(h, "refused-sizes", queue(3, 10, qbatch([R(0, 0, 0, 0, 0)] * 3, shape=2),
+                                  qbatch([R(0, 0, 0, 0, 0)] * 3, shape=3 | 8),
+                                  qbatch([R(0, 0, 0, 0, 0)] * 2, shape=4),
+                                  qbatch([R(0, 0, 0, 0, 0)] * 2, shape=1)))
+    put(h, "refused-flags", queue(3, 11, qbatch([R(0, 0, 0, 0, 0, c=0x18)]),
+                                  qbatch([R(0, 0, 0, 0, 0, c=0xc0)]),
+                                  qbatch([R(0, 0, 0, 0, 0, c=0x80, w=1)]),
+                                  qbatch([R(0, 0, 0, 0, 0, raw_op=True)])))
+    put(h, "wild-offsets", queue(3, 12,
+                                 qbatch([R(0, 0, 0, 0, 0, blow=0x3c, w=0, wild=(1 << 63) - 1)]),
+                                 qbatch([R(0, 0, 0, 0, 0, lenmode=0, blow=0x3c, w=2,
+                                           wild=(1 << 64) - 1)]),
+                                 qbatch([R(0, 0, 0, 0, 0, lenmode=3, blow=0x3c, w=3 | 16)]),
+                                 qbatch([R(1, 0, 0, 0, 0, lenmode=3, blow=0x3c, w=1,
+                                           wild=(1 << 64) - 8)])))
+    put(h, "zero-length", queue(2, 13, qbatch([R(0, 0, 0, 65000, 0, lenmode=3),
+                                               R(1, 3, 1, 0, 20580, lenmode=3)])))
+
+
 def main():
     if os.path.isdir(CORPUS) and "--keep" not in sys.argv:
-        for h in ("fuzz-gguf", "fuzz-safetensors", "fuzz-image-layout"):
+        for h in ("fuzz-gguf", "fuzz-safetensors", "fuzz-image-layout", "fuzz-queue"):
             shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
     seeds_gguf()
     seeds_safetensors()
     seeds_image()
+    seeds_queue()
 
 
 if __name__ == "__main__":
