@@ -188,8 +188,14 @@ int dmaio_image_compute(const struct dmaio_image_desc *d, uint32_t min_stride,
 	for (unsigned i = 0; i < f->planes; i++) {
 		uint64_t stride = i ? stride0 * f->cpp[i] / ((uint64_t)f->cpp[0] * f->hsub) : stride0;
 		uint64_t lines = i ? d->height / f->vsub : d->height;
-		uint64_t size = stride * lines; /* < 2^32 * 2^32: no overflow in 64 bits */
+		uint64_t size;
 
+		/* a derived stride can be wider than the first (NV24's chroma: twice) */
+		if (stride > UINT32_MAX)
+			return refuse(msg, len, -EOVERFLOW, "%s: width %u gives plane %u a stride of "
+				      "%llu bytes, past 32 bits", f->name, d->width, i,
+				      (unsigned long long)stride);
+		size = stride * lines; /* < 2^32 * 2^32: no overflow in 64 bits */
 		off = round_up_u64(off, pa);
 		if (size > (uint64_t)INT64_MAX - off)
 			return refuse(msg, len, -EOVERFLOW, "%s %ux%u: plane %u ends past 63 bits",

@@ -124,11 +124,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int k = 0; k < 8; k++)
 			if (dd.tail[k])
 				expect_ok = false;
-	/* the aligned stride may pass 32 bits, or the planes 63 bits (a bound above the sum) */
-	if (f && ((uint64_t)d->width * f->cpp[0] + 8192 > UINT32_MAX ||
-		  ((unsigned __int128)d->width * f->cpp[0] + 8192) * d->height * 3 + (4u << 20) >
-			  (unsigned __int128)INT64_MAX))
-		big = true;
+	/* an aligned stride may pass 32 bits (a derived one too: NV24's chroma is twice the
+	 * first), or the planes 63 bits (a bound above the sum) */
+	if (f) {
+		uint64_t s0 = (uint64_t)d->width * f->cpp[0] + 8192;
+
+		for (unsigned i = 0; i < f->planes; i++)
+			if ((i ? s0 * f->cpp[i] / ((uint64_t)f->cpp[0] * f->hsub) : s0) > UINT32_MAX)
+				big = true;
+		if ((unsigned __int128)s0 * 2 * d->height * 3 + (4u << 20) >
+		    (unsigned __int128)INT64_MAX)
+			big = true;
+	}
 
 	r = dmaio_image_get_layout(d, l, why.struct_size >= sizeof(why) ? &why : NULL);
 	if (why.struct_size < sizeof(why)) {

@@ -13,22 +13,31 @@ mode=$1 exe=$2
 shift 2
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+work=
+if [ "$mode" = timed ]; then
+	work=$1
+	shift
+	mkdir -p "$work"
+fi
+# the DIRs that exist (a harness without regression inputs has no regress/ directory)
+dirs=
+for d in "$@"; do
+	[ ! -d "$d" ] || dirs="$dirs $d"
+done
 case $mode in
 replay)
-	files=$(find "$@" -type f ! -name '.*' | sort)
+	# shellcheck disable=SC2086 # directory names without blanks
+	files=$(find $dirs -type f ! -name '.*' | sort)
 	[ -n "$files" ] || { echo "run.sh: no input in $*" >&2; exit 1; }
 	echo "run.sh: $(echo "$files" | wc -l) inputs of $*"
 	# shellcheck disable=SC2086 # one argument per file; names have no blanks (make-seeds.py)
 	exec "$exe" -error_exitcode=1 -timeout_exitcode=1 -timeout=60 -rss_limit_mb=4096 $files
 	;;
 timed)
-	work=$1
-	shift
-	mkdir -p "$work"
 	secs=${DMAIO_FUZZ_SECONDS:-60}
 	echo "run.sh: $(basename "$exe") for $secs s (DMAIO_FUZZ_SECONDS), new inputs in $work"
 	exec "$exe" -error_exitcode=1 -timeout_exitcode=1 -max_total_time="$secs" -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
-		-print_final_stats=1 -artifact_prefix="$work/" "$work" "$@"
+		-print_final_stats=1 -artifact_prefix="$work/" "$work" $dirs # shellcheck disable=SC2086
 	;;
 *)
 	echo "run.sh: unknown mode $mode" >&2
