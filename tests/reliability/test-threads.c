@@ -22,9 +22,9 @@
  * while dmaio_ctx_get_stats()/dmaio_buf_get_stats() are read concurrently. Afterwards the context's
  * counters must match the calls made (ops, no errors, bytes), the fds be back to their number.
  *
- * ThreadSanitizer: must run clean under
+ * ThreadSanitizer: must run clean under (suite tsan, run by tests/run)
  *   meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
- *   meson test -C build-tsan --setup=tsan --suite reliability
+ *   meson test -C build-tsan --setup=tsan --suite tsan
  *
  * Each run is a cmocka test; its process is a child of test_in_child() (common.h), where the
  * workers report every problem with test_fail() and the run fails at its end when any was.
