@@ -75,9 +75,39 @@ struct dmaio_heap {
 	int open_err;
 	struct dmaio_heap_facts info; /* alloc/mmap probed by the heap probe, rw_file on 1st alloc */
 	bool probed;         /* info.alloc/mmap filled */
-	bool rw_probed;      /* info.rw_file filled */
+	bool rw_probed;      /* info.rw_file filled (atomic: dmaio_heap_rw_probed) */
 	int uring_dmabuf_err; /* -errno of the io_uring registration probe (info.uring_dmabuf NO) */
 };
+
+/* A heap's RW_FILE answer (info.rw_file, info.rw_file_err, rw_probed) is written after the heap
+ * is in use: by the probe on the heap's first buffer (under ctx->lock) and by the rw-file path
+ * when the kernel refuses the ioctl after all (no lock); the path's scoring and the allocator
+ * read it without the lock. Every access goes through these: the error is stored before the
+ * answer (release), so whoever sees the answer (acquire) sees its error; rw_probed after both. */
+static inline int32_t dmaio_heap_rw_file(const struct dmaio_heap *h, int32_t *err)
+{
+	int32_t cap = __atomic_load_n(&h->info.rw_file, __ATOMIC_ACQUIRE);
+
+	if (err)
+		*err = __atomic_load_n(&h->info.rw_file_err, __ATOMIC_RELAXED);
+	return cap;
+}
+
+static inline void dmaio_heap_set_rw_file(struct dmaio_heap *h, int32_t cap, int32_t err)
+{
+	__atomic_store_n(&h->info.rw_file_err, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->info.rw_file, cap, __ATOMIC_RELEASE);
+}
+
+static inline bool dmaio_heap_rw_probed(const struct dmaio_heap *h)
+{
+	return __atomic_load_n(&h->rw_probed, __ATOMIC_ACQUIRE);
+}
+
+static inline void dmaio_heap_set_rw_probed(struct dmaio_heap *h)
+{
+	__atomic_store_n(&h->rw_probed, true, __ATOMIC_RELEASE);
+}
 
 /* ---- context ------------------------------------------------------------------------------ */
 struct dmaio_ctx {
@@ -152,7 +182,8 @@ struct dmaio_file {
 	bool caller_direct;        /* fd has O_DIRECT */
 	bool is_blk;
 	uint32_t fs_magic;
-	uint64_t size;             /* st_size or device size; grown by writes, re-read by reads past it */
+	uint64_t size;             /* st_size or device size; grown by writes, re-read by reads past
+				    * it: atomic, dmaio_file_size_load() */
 	int dfd;                   /* O_DIRECT fd (fd itself or reopened), -1 */
 	int bfd;                   /* buffered fd (fd itself or reopened), -1 */
 	bool dfd_owned, bfd_owned;
@@ -161,8 +192,17 @@ struct dmaio_file {
 	uint32_t off_align;        /* DIO offset alignment, writes */
 	uint32_t roff_align;       /* DIO offset alignment, reads (STATX_DIO_READ_ALIGN) */
 	uint32_t align_source;     /* 1 statx, 2 fallback */
-	int cachestat;             /* 0 unknown/works, -errno: the kernel cannot tell */
+	int cachestat;             /* 0 unknown/works, -errno: the kernel cannot tell (atomic) */
 };
+
+/* A registered file's size changes while other threads' requests use the file (a write grows
+ * it, a read past it re-reads it: sys/sysio.c, from whichever thread completes the request):
+ * every read of it is this one atomic load, and a reader that uses it twice loads it once.
+ * Relaxed: the size publishes no other data. */
+static inline uint64_t dmaio_file_size_load(const struct dmaio_file *f)
+{
+	return __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+}
 
 /* ---- requests: one range moving ------------------------------------------------------------ */
 struct dmaio_split {

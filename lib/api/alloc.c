@@ -185,7 +185,7 @@ static int try_provider(struct dmaio_ctx *c, const struct dmaio_provider *p, con
 			return r;
 		}
 	}
-	if (b->heap && !__atomic_load_n(&b->heap->rw_probed, __ATOMIC_RELAXED))
+	if (b->heap && !dmaio_heap_rw_probed(b->heap))
 		dmaio_probe_heap_rw_file(c, b->heap, b->fd); /* on its first real buffer */
 	if (pl->image)
 		*pl->image = image;

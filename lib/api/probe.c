@@ -105,8 +105,7 @@ static void fill_heap_proposed(const struct dmaio_heap *h, void *out)
 {
 	struct dmaio_heap_proposed *hp = out;
 
-	hp->rw_file = h->info.rw_file;
-	hp->rw_file_err = h->info.rw_file_err;
+	hp->rw_file = dmaio_heap_rw_file(h, &hp->rw_file_err);
 	hp->uring_dmabuf = h->info.uring_dmabuf;
 }
 

@@ -22,7 +22,8 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 		return r->file->direct;
 	}
 	dmaio_split_range(r->file_off + r->start, r->len - r->start,
-			  r->write ? UINT64_MAX : r->file->size, dmaio_path_align(r), &s);
+			  r->write ? UINT64_MAX : dmaio_file_size_load(r->file),
+			  dmaio_path_align(r), &s);
 	if (s.mid < MIN_WORTH) {
 		*why = "aligned middle too small to be worth O_DIRECT";
 		return 30;

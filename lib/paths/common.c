@@ -67,7 +67,8 @@ bool dmaio_path_refuses_direct(int err)
 
 bool dmaio_path_congruent(const struct dmaio_req *r, uint32_t mem_align, struct dmaio_split *s)
 {
-	dmaio_split_range(r->file_off + r->start, r->len - r->start,
-			  r->write ? UINT64_MAX : r->file->size, dmaio_path_align(r), s);
+	uint64_t limit = r->write ? UINT64_MAX : dmaio_file_size_load(r->file);
+
+	dmaio_split_range(r->file_off + r->start, r->len - r->start, limit, dmaio_path_align(r), s);
 	return !s->mid || !mem_align || (r->buf_off + r->start + s->head) % mem_align == 0;
 }

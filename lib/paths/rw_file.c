@@ -16,16 +16,17 @@
 static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 {
 	struct dmaio_heap *h = r->buf->heap;
+	int32_t err;
 
 	(void)cached_pct;
 	if (r->buf->kind != DMAIO_BUF_HEAP || !h) {
 		*why = "only heap buffers are probed for RW_FILE";
 		return -EOPNOTSUPP;
 	}
-	if (__atomic_load_n(&h->info.rw_file, __ATOMIC_RELAXED) != DMAIO_CAP_YES) {
-		*why = h->info.rw_file_err == -ENOTTY ? "kernel lacks DMA_BUF_IOCTL_RW_FILE" :
+	if (dmaio_heap_rw_file(h, &err) != DMAIO_CAP_YES) {
+		*why = err == -ENOTTY ? "kernel lacks DMA_BUF_IOCTL_RW_FILE" :
 		       "this heap's exporter lacks the RW_FILE op";
-		return h->info.rw_file_err ? h->info.rw_file_err : -EOPNOTSUPP;
+		return err ? err : -EOPNOTSUPP;
 	}
 	*why = "the kernel moves the file data to or from the heap's pages (DMA_BUF_IOCTL_RW_FILE)";
 	return 100;
@@ -34,12 +35,12 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 {
 	uint64_t ps = (uint64_t)dmaio_page_size();
+	uint64_t size = dmaio_file_size_load(r->file); /* once: another thread may change it */
 
 	(void)e;
 	/* reads stop at end of file here, whatever the kernel's convention for it */
-	if (!r->write && r->file_off + r->end > r->file->size)
-		r->end = r->file_off + r->start >= r->file->size ? r->start :
-			 r->file->size - r->file_off;
+	if (!r->write && r->file_off + r->end > size)
+		r->end = r->file_off + r->start >= size ? r->start : size - r->file_off;
 	dmaio_split_req(r, (uint32_t)ps, r->file->direct > 0);
 	if (r->split.mid && (r->buf_off + r->start + r->split.head) % ps)
 		dmaio_split_req(r, (uint32_t)ps, false);
@@ -100,7 +101,7 @@ static void finish(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op 
 {
 	(void)e;
 	if (op->res == -ENOTTY) /* cache: the kernel lacks it after all */
-		__atomic_store_n(&r->buf->heap->info.rw_file, DMAIO_CAP_NO, __ATOMIC_RELAXED);
+		dmaio_heap_set_rw_file(r->buf->heap, DMAIO_CAP_NO, -ENOTTY);
 }
 
 static bool refuses(int err)

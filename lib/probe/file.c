@@ -183,7 +183,7 @@ void dmaio_file_fill_info(const struct dmaio_file *f, struct dmaio_file_info *in
 	memset(info, 0, sizeof(*info));
 	info->is_blockdev = f->is_blk;
 	info->struct_size = sizeof(*info);
-	info->file_size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+	info->file_size = dmaio_file_size_load(f);
 	info->fs_magic = f->fs_magic;
 	if (f->direct < 0) {
 		info->direct = DMAIO_CAP_NO;

@@ -107,7 +107,7 @@ static void rw_file_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmab
 	size_t ps = (size_t)dmaio_page_size();
 	int mfd, r;
 
-	if (h->rw_probed)
+	if (dmaio_heap_rw_probed(h))
 		return;
 	mfd = dmaio_memfd_create(NULL, ps, false, true, NULL, 0);
 	if (mfd < 0)
@@ -118,9 +118,9 @@ static void rw_file_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmab
 	r = sys_ioctl(dmabuf_fd, DMAIO_DMA_BUF_IOCTL_RW_FILE, &rw);
 	r = r < 0 ? r : 0;
 	close(mfd);
-	h->rw_probed = true;
-	h->info.rw_file = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
-	h->info.rw_file_err = r;
+	/* read without the lock by the rw-file path and the allocator: answer, then rw_probed */
+	dmaio_heap_set_rw_file(h, r ? DMAIO_CAP_NO : DMAIO_CAP_YES, r);
+	dmaio_heap_set_rw_probed(h);
 	DBG(ctx, "heap %s: DMA_BUF_IOCTL_RW_FILE %s (%d: %s)", h->name,
 	    r ? "absent" : "available", r,
 	    r == -ENOTTY ? "kernel lacks the ioctl" :
@@ -363,13 +363,15 @@ void dmaio_probe_sys_locked(struct dmaio_ctx *ctx)
 	s->cachestat = dmaio_has_cachestat();
 	for (int i = 0; i < ctx->nheaps; i++) {
 		struct dmaio_heap *h = &ctx->heaps[i];
+		int32_t rw, rw_err;
 
 		dmaio_probe_heap_locked(ctx, h);
-		if (h->info.rw_file == DMAIO_CAP_YES)
+		rw = dmaio_heap_rw_file(h, &rw_err);
+		if (rw == DMAIO_CAP_YES)
 			s->rw_file_kernel = DMAIO_CAP_YES;
-		else if (h->info.rw_file_err == -ENOTTY)
+		else if (rw_err == -ENOTTY)
 			s->rw_file_kernel = DMAIO_CAP_NO;
-		else if (h->info.rw_file_err == -EINVAL && s->rw_file_kernel == DMAIO_CAP_UNKNOWN)
+		else if (rw_err == -EINVAL && s->rw_file_kernel == DMAIO_CAP_UNKNOWN)
 			s->rw_file_kernel = DMAIO_CAP_YES; /* the core knows it, this exporter not */
 	}
 	/* io_uring dma-buf registration: the heaps' answers (each tried against an NVMe device) */

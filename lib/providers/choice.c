@@ -109,7 +109,7 @@ void dmaio_provider_order_locked(const struct dmaio_ctx *c, size_t size, unsigne
 
 	if (!constrained) {
 		for (int i = 0; i < c->nheaps && n < 4; i++)
-			if (c->heaps[i].info.rw_file == DMAIO_CAP_YES)
+			if (dmaio_heap_rw_file(&c->heaps[i], NULL) == DMAIO_CAP_YES)
 				order[n] = strcpy(o->heap_names[n], c->heaps[i].name), n++;
 		if (udmabuf && (!ulimit || size <= ulimit))
 			order[n++] = "udmabuf";

@@ -416,7 +416,7 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 	if (!r->write) {
 		/* facts of the file are cached; a read past the known size looks again (it may
 		 * have grown), and the page-cache residency is asked once per range */
-		if (r->file_off + r->len > __atomic_load_n(&r->file->size, __ATOMIC_RELAXED))
+		if (r->file_off + r->len > dmaio_file_size_load(r->file))
 			dmaio_file_refresh_size(r->file);
 		if (!r->forced)
 			cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);

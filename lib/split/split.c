@@ -31,7 +31,7 @@ void dmaio_split_range(uint64_t file_off, uint64_t len, uint64_t limit, uint32_t
 
 void dmaio_split_req(struct dmaio_req *r, uint32_t align, bool direct_ok)
 {
-	uint64_t limit = r->write ? UINT64_MAX : r->file->size;
+	uint64_t limit = r->write ? UINT64_MAX : dmaio_file_size_load(r->file);
 
 	r->cursor = r->start;
 	r->direct_ok = direct_ok;

@@ -366,27 +366,35 @@ void dmaio_log_at(struct dmaio_ctx *ctx, int level, const char *fmt, ...)
 /* The facts of a file that change while it is in use, kept up to date by the queue as requests
  * run: its size (re-read by a read past it, grown by a write) and the page-cache residency of a
  * range. What is probed once at open is the probe layer's (probe/file.c). */
-void dmaio_file_refresh_size(struct dmaio_file *f)
-{
-	struct stat st;
-	uint64_t sz = 0;
-
-	if (f->is_blk) {
-		if (!ioctl(f->fd, BLKGETSIZE64, &sz))
-			__atomic_store_n(&f->size, sz, __ATOMIC_RELAXED);
-		return;
-	}
-	if (!fstat(f->fd, &st))
-		__atomic_store_n(&f->size, (uint64_t)st.st_size, __ATOMIC_RELAXED);
-}
-
 void dmaio_file_grow(struct dmaio_file *f, uint64_t end)
 {
-	uint64_t cur = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+	uint64_t cur = dmaio_file_size_load(f);
 
 	while (cur < end && !__atomic_compare_exchange_n(&f->size, &cur, end, false,
 							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+}
+
+/* The size is what the kernel says now. Other threads change it meanwhile (a write completes
+ * and grows it, another read re-reads it): what one of them stored after this one looked (the
+ * value changed since) is newer, so the size the kernel gave here then only raises it, never
+ * lowers it. A file shrunk by someone else is still seen shrunk (the value is unchanged). */
+void dmaio_file_refresh_size(struct dmaio_file *f)
+{
+	uint64_t before = dmaio_file_size_load(f), sz = 0;
+	struct stat st;
+
+	if (f->is_blk) {
+		if (ioctl(f->fd, BLKGETSIZE64, &sz))
+			return;
+	} else {
+		if (fstat(f->fd, &st))
+			return;
+		sz = (uint64_t)st.st_size;
+	}
+	if (!__atomic_compare_exchange_n(&f->size, &before, sz, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		dmaio_file_grow(f, sz);
 }
 
 /* cachestat(2) (6.5+), absent from older headers: one number on every architecture. Not a call
@@ -433,7 +441,7 @@ int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len)
 		return known;
 	if (dmaio_has_cachestat() != DMAIO_CAP_YES)
 		return -ENOSYS; /* no syscall spent per range on kernels without it */
-	size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+	size = dmaio_file_size_load(f);
 	if (off >= size)
 		return -ENODATA;
 	if (len > size - off)
