@@ -352,7 +352,18 @@ static void usage(FILE *out)
 		"Exit status: 0 copied (and verified), 1 an error, 2 a usage error.\n");
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct cp_opts {
+	const char *heap, *src, *dst;
+	bool verify, progress;
+	long interval_ms;   /* -1: the default */
+	unsigned flags;     /* a forced path */
+};
+
+/* The command line into @o (and the global verbose): -1 to go on, else the exit status (--help,
+ * --version: 0; a usage error: 2). Apart from main so that it can be run alone
+ * (tests/fuzz/fuzz-tool-options.c). */
+static int parse_options(int argc, char **argv, struct cp_opts *o)
 {
 	static const struct option opts[] = {
 		{ "heap", required_argument, NULL, 'H' },
@@ -365,32 +376,21 @@ int main(int argc, char **argv)
 		{ "progress-interval", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *heap = NULL, *path_name = NULL, *src, *dst;
-	char *dst_alloc = NULL, *end;
-	bool do_verify = false, show_progress = true, src_stream, dst_stream;
-	long interval_ms = -1;
-	unsigned char *map = NULL;
-	struct stat dfst;
-	struct dmaio_buf *buf = NULL;
-	struct dir_stats rd = { 0 }, wr = { 0 };
-	struct progress prog = { 0 };
-	struct stat sst, dstst;
-	unsigned flags = 0;
-	uint64_t size, off = 0, t0, t1;
-	size_t bs;
-	int c, sfd = -1, dfd = -1, ret, status = 1;
+	const char *path_name = NULL;
+	char *end;
+	int c;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	*o = (struct cp_opts){ .progress = true, .interval_ms = -1 };
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
-			heap = optarg;
+			o->heap = optarg;
 			break;
 		case 'P':
 			path_name = optarg;
 			break;
 		case 'V':
-			do_verify = true;
+			o->verify = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -406,12 +406,12 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		case 'N':
-			show_progress = false;
+			o->progress = false;
 			break;
 		case 'I':
 			errno = 0;
-			interval_ms = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || interval_ms < 0) {
+			o->interval_ms = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o->interval_ms < 0) {
 				fprintf(stderr, PROG ": --progress-interval: '%s' is not a number of ms\n", optarg);
 				return 2;
 			}
@@ -426,8 +426,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	src = argv[optind];
-	dst = argv[optind + 1];
+	o->src = argv[optind];
+	o->dst = argv[optind + 1];
 	if (path_name) {
 		int p = dmaio_path_from_name(path_name);
 
@@ -436,8 +436,40 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (p != DMAIO_PATH_AUTO)
-			flags = DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK;
+			o->flags = DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK;
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cp_opts o;
+	const char *heap, *src, *dst;
+	char *dst_alloc = NULL;
+	bool do_verify, show_progress, src_stream, dst_stream;
+	long interval_ms;
+	unsigned char *map = NULL;
+	struct stat dfst;
+	struct dmaio_buf *buf = NULL;
+	struct dir_stats rd = { 0 }, wr = { 0 };
+	struct progress prog = { 0 };
+	struct stat sst, dstst;
+	unsigned flags;
+	uint64_t size, off = 0, t0, t1;
+	size_t bs;
+	int c, sfd = -1, dfd = -1, ret, status = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	c = parse_options(argc, argv, &o);
+	if (c >= 0)
+		return c;
+	heap = o.heap;
+	src = o.src;
+	dst = o.dst;
+	do_verify = o.verify;
+	show_progress = o.progress;
+	interval_ms = o.interval_ms;
+	flags = o.flags;
 
 	sfd = open(src, O_RDONLY | O_CLOEXEC);
 	if (sfd < 0) {

@@ -1024,7 +1024,10 @@ static void usage(FILE *out)
 		"Set DMAIO_DEBUG=1 for the library's own log of every decision.\n");
 }
 
-int main(int argc, char **argv)
+/* The command line: --json into @json; -1 to go on (the files from optind), else the exit status
+ * (--help, --version: 0; a usage error: 2). Apart from main so that it can be run alone
+ * (tests/fuzz/fuzz-tool-options.c). */
+static int parse_options(int argc, char **argv, bool *json)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -1032,14 +1035,13 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report *r;
-	bool json = false, file_err = false;
-	int c, i, ret;
+	int c;
 
+	*json = false;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = true;
+			*json = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1056,6 +1058,18 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct report *r;
+	bool json, file_err = false;
+	int i, ret;
+
+	ret = parse_options(argc, argv, &json);
+	if (ret >= 0)
+		return ret;
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {

@@ -308,7 +308,21 @@ static int verify(struct dmaio_model *m, struct dmaio_load *l, const int *fds)
 	return bad;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct load_cli {
+	struct dmaio_alloc_opts ao;
+	const char *providers[2];
+	struct dmaio_load_opts lo;
+	bool list, verify, cold, quiet;
+	const char *gen, *format;    /* --generate PREFIX, its --format */
+	unsigned shards, ntensors;
+	uint64_t size_mib;
+};
+
+/* The command line into @o (in place: o->lo points into it): -1 to go on (the files from optind,
+ * or --generate), else the exit status (--help, --version: 0; a usage error: 2). Apart from main
+ * so that it can be run alone (tests/fuzz/fuzz-tool-options.c). */
+static int parse_options(int argc, char **argv, struct load_cli *o)
 {
 	static const struct option opts[] = {
 		{ "list", no_argument, 0, 'l' },	  { "heap", required_argument, 0, 'H' },
@@ -322,63 +336,57 @@ int main(int argc, char **argv)
 		{ "size-mib", required_argument, 0, 5 }, { "version", no_argument, 0, 6 },
 		{ 0, 0, 0, 0 },
 	};
-	struct dmaio_alloc_opts ao = { .struct_size = sizeof(ao) };
-	struct dmaio_reason why = { .struct_size = sizeof(why) };
-	const char *providers[2] = { NULL, NULL };
-	struct dmaio_load_opts lo = { .struct_size = sizeof(struct dmaio_load_opts) };
-	bool list = false, do_verify = false, cold = false, quiet = false;
-	const char *gen = NULL, *format = "st";
-	unsigned shards = 1, ntensors = 1000;
-	uint64_t size_mib = 1024;
-	struct dmaio_model *m = NULL;
-	struct dmaio_load *l = NULL;
-	struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
-	struct rusage ru0, ru1;
-	int c, r, *fds, nfds;
-	uint64_t t0, t1;
+	int c, r;
 
-	lo.mode = DMAIO_LOAD_PACKED;
+	memset(o, 0, sizeof(*o));
+	o->ao.struct_size = sizeof(o->ao);
+	o->lo.struct_size = sizeof(struct dmaio_load_opts);
+	o->format = "st";
+	o->shards = 1;
+	o->ntensors = 1000;
+	o->size_mib = 1024;
+	o->lo.mode = DMAIO_LOAD_PACKED;
 	while ((c = getopt_long(argc, argv, "lH:m:b:a:d:p:DcVqh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'l': list = true; break;
+		case 'l': o->list = true; break;
 		case 'H':
-			providers[0] = optarg; /* a list of one */
-			ao.providers = providers;
-			lo.alloc = &ao;
+			o->providers[0] = optarg; /* a list of one */
+			o->ao.providers = o->providers;
+			o->lo.alloc = &o->ao;
 			break;
 		case 'm':
 			if (!strcmp(optarg, "whole"))
-				lo.mode = DMAIO_LOAD_WHOLE;
+				o->lo.mode = DMAIO_LOAD_WHOLE;
 			else if (!strcmp(optarg, "tensor"))
-				lo.mode = DMAIO_LOAD_PER_TENSOR;
+				o->lo.mode = DMAIO_LOAD_PER_TENSOR;
 			else if (!strcmp(optarg, "packed"))
-				lo.mode = DMAIO_LOAD_PACKED;
+				o->lo.mode = DMAIO_LOAD_PACKED;
 			else {
 				usage(stderr);
 				return 2;
 			}
 			break;
-		case 'b': lo.max_buf = strtoull(optarg, NULL, 0); break;
-		case 'a': lo.align = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'd': lo.depth = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'b': o->lo.max_buf = strtoull(optarg, NULL, 0); break;
+		case 'a': o->lo.align = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'd': o->lo.depth = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'p':
 			r = dmaio_path_from_name(optarg);
 			if (r < 0) {
 				fprintf(stderr, "dmaio-load: unknown path %s\n", optarg);
 				return 2;
 			}
-			lo.rw_flags = DMAIO_RW_PATH(r) | DMAIO_RW_NO_FALLBACK;
+			o->lo.rw_flags = DMAIO_RW_PATH(r) | DMAIO_RW_NO_FALLBACK;
 			break;
-		case 'D': lo.flags |= DMAIO_LOAD_DROP_CACHE; break;
-		case 'c': cold = true; break;
-		case 'V': do_verify = true; break;
-		case 'q': quiet = true; break;
+		case 'D': o->lo.flags |= DMAIO_LOAD_DROP_CACHE; break;
+		case 'c': o->cold = true; break;
+		case 'V': o->verify = true; break;
+		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); return 0;
-		case 1: gen = optarg; break;
-		case 2: format = optarg; break;
-		case 3: shards = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 4: ntensors = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 5: size_mib = strtoull(optarg, NULL, 0); break;
+		case 1: o->gen = optarg; break;
+		case 2: o->format = optarg; break;
+		case 3: o->shards = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 4: o->ntensors = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 5: o->size_mib = strtoull(optarg, NULL, 0); break;
 		case 6: {
 			uint32_t v = dmaio_version();
 
@@ -390,20 +398,40 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (gen) {
-		if (shards == 0 || ntensors == 0 || (strcmp(format, "st") && strcmp(format, "gguf"))) {
+	if (o->gen) {
+		if (o->shards == 0 || o->ntensors == 0 ||
+		    (strcmp(o->format, "st") && strcmp(o->format, "gguf"))) {
 			usage(stderr);
 			return 2;
 		}
-		return generate(gen, format, shards, ntensors, size_mib);
+		return -1;
 	}
-	if (lo.mode == DMAIO_LOAD_WHOLE)
-		lo.align = 0;
-	nfds = argc - optind;
-	if (nfds <= 0) {
+	if (o->lo.mode == DMAIO_LOAD_WHOLE)
+		o->lo.align = 0;
+	if (argc - optind <= 0) {
 		usage(stderr);
 		return 2;
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct load_cli o;
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	struct dmaio_model *m = NULL;
+	struct dmaio_load *l = NULL;
+	struct dmaio_load_stats st = { .struct_size = sizeof(struct dmaio_load_stats) };
+	struct rusage ru0, ru1;
+	int r, *fds, nfds;
+	uint64_t t0, t1;
+
+	r = parse_options(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	if (o.gen)
+		return generate(o.gen, o.format, o.shards, o.ntensors, o.size_mib);
+	nfds = argc - optind;
 	fds = calloc((size_t)nfds, sizeof(int));
 	for (int i = 0; i < nfds; i++) {
 		fds[i] = open(argv[optind + i], O_RDONLY | O_CLOEXEC);
@@ -423,7 +451,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s\n", what, why.text[0] ? why.text : strerror(-r));
 		return 1;
 	}
-	if (list) {
+	if (o.list) {
 		for (int i = 0; i < dmaio_model_tensor_count(m); i++) {
 			struct dmaio_tensor_info ti = { .struct_size = sizeof(struct dmaio_tensor_info) };
 
@@ -437,12 +465,12 @@ int main(int argc, char **argv)
 		dmaio_model_close(m);
 		return 0;
 	}
-	if (cold)
+	if (o.cold)
 		for (int i = 0; i < nfds; i++)
 			posix_fadvise(fds[i], 0, 0, POSIX_FADV_DONTNEED);
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();
-	r = dmaio_model_load(m, &lo, &l, &why);
+	r = dmaio_model_load(m, &o.lo, &l, &why);
 	t1 = now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	if (r < 0) {
@@ -461,7 +489,7 @@ int main(int argc, char **argv)
 	       dmaio_load_buf_count(l) ? dmaio_buf_provider(lbuf(l, 0)) : "-", st.ranges,
 	       secs, (double)st.bytes / secs / 1e9, cpu,
 	       st.bytes ? cpu / ((double)st.bytes / 1073741824.0) : 0.0, ru1.ru_maxrss);
-	if (!quiet) {
+	if (!o.quiet) {
 		printf("paths:");
 		for (uint32_t p = 0; p < DMAIO_PATH_SLOTS; p++)
 			if (st.path_bytes[p])
@@ -469,7 +497,7 @@ int main(int argc, char **argv)
 				       100.0 * (double)st.path_bytes[p] / (double)st.bytes);
 		printf("%s\n", st.fallbacks ? " (with fallbacks)" : "");
 	}
-	if (do_verify) {
+	if (o.verify) {
 		int bad = verify(m, l, fds);
 
 		if (bad != 0) {

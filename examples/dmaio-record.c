@@ -742,7 +742,10 @@ static bool parse_uint(const char *s, unsigned long min, unsigned long max, unsi
 	return true;
 }
 
-int main(int argc, char **argv)
+/* The command line into @r's options (@r zeroed by the caller): -1 to go on, else the exit status
+ * (--help, --version: 0; a usage error: 2). Apart from main so that it can be run alone
+ * (tests/fuzz/fuzz-tool-options.c). */
+static int parse_options(int argc, char **argv, struct rec *r)
 {
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -763,79 +766,75 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rec r;
-	uint64_t cpu0, cpu1, cpu2, t_sync;
 	bool fps_given = false;
 	unsigned v;
-	int c, rc, oflags;
+	int c;
 
-	memset(&r, 0, sizeof(r));
-	r.device = "/dev/video0";
-	r.v4l2_fmt = V4L2_PIX_FMT_NV12;
-	r.drm_fmt = DRM_FORMAT_NV12;
-	r.width = 1920;
-	r.height = 1080;
-	r.frames = 300;
-	r.nbufs = 8;
-	r.depth = 32;
-	r.fps = 30;
-	r.out_fd = r.direct_fd = r.vfd = r.tfd = -1;
+	r->device = "/dev/video0";
+	r->v4l2_fmt = V4L2_PIX_FMT_NV12;
+	r->drm_fmt = DRM_FORMAT_NV12;
+	r->width = 1920;
+	r->height = 1080;
+	r->frames = 300;
+	r->nbufs = 8;
+	r->depth = 32;
+	r->fps = 30;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': r.device = optarg; break;
+		case 'd': r->device = optarg; break;
 		case 'i':
 			if (strcmp(optarg, "mmap") == 0)
-				r.io = IO_MMAP;
+				r->io = IO_MMAP;
 			else if (strcmp(optarg, "dmabuf") == 0)
-				r.io = IO_DMABUF;
+				r->io = IO_DMABUF;
 			else
 				goto bad;
 			break;
-		case 'S': r.src = SRC_SYNTH; break;
+		case 'S': r->src = SRC_SYNTH; break;
 		case 'f':
-			r.v4l2_fmt = parse_format(optarg, &r.drm_fmt);
-			if (!r.v4l2_fmt)
+			r->v4l2_fmt = parse_format(optarg, &r->drm_fmt);
+			if (!r->v4l2_fmt)
 				goto bad;
 			break;
 		case 's':
-			if (sscanf(optarg, "%ux%u", &r.width, &r.height) != 2 || !r.width ||
-			    !r.height || r.width > 16384 || r.height > 16384)
+			if (sscanf(optarg, "%ux%u", &r->width, &r->height) != 2 || !r->width ||
+			    !r->height || r->width > 16384 || r->height > 16384)
 				goto bad;
 			break;
 		case 'n':
-			if (!parse_uint(optarg, 1, 10000000, &r.frames))
+			if (!parse_uint(optarg, 1, 10000000, &r->frames))
 				goto bad;
 			break;
 		case 'b':
-			if (!parse_uint(optarg, 2, MAX_BUFS, &r.nbufs))
+			if (!parse_uint(optarg, 2, MAX_BUFS, &r->nbufs))
 				goto bad;
 			break;
 		case 'r': {
 			char *end;
 
-			r.fps = strtod(optarg, &end);
-			if (end == optarg || *end || r.fps < 0 || r.fps > 10000)
+			r->fps = strtod(optarg, &end);
+			if (end == optarg || *end || r->fps < 0 || r->fps > 10000)
 				goto bad;
 			fps_given = true;
 			break;
 		}
-		case 'H': r.heap = optarg; break;
-		case 'C': r.contiguous = true; break;
+		case 'H': r->heap = optarg; break;
+		case 'C': r->contiguous = true; break;
 		case 'D':
 			if (!parse_uint(optarg, 1, DMAIO_QUEUE_DEPTH_MAX, &v))
 				goto bad;
-			r.depth = v;
+			r->depth = v;
 			break;
 		case 'B':
 			if (!optarg || strcmp(optarg, "buffered") == 0)
-				r.base = BASE_BUFFERED;
+				r->base = BASE_BUFFERED;
 			else if (strcmp(optarg, "direct") == 0)
-				r.base = BASE_DIRECT;
+				r->base = BASE_DIRECT;
 			else
 				goto bad;
 			break;
-		case 'F': r.force = true; break;
-		case 'q': r.quiet = true; break;
+		case 'F': r->force = true; break;
+		case 'q': r->quiet = true; break;
 		case 'V': {
 			unsigned lv = dmaio_version();
 
@@ -850,9 +849,26 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		goto bad;
-	r.out = argv[optind];
-	if (r.src == SRC_V4L2 && !fps_given)
-		r.fps = 0; /* keep the driver's rate */
+	r->out = argv[optind];
+	if (r->src == SRC_V4L2 && !fps_given)
+		r->fps = 0; /* keep the driver's rate */
+	return -1;
+bad:
+	usage(stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct rec r;
+	uint64_t cpu0, cpu1, cpu2, t_sync;
+	int rc, oflags;
+
+	memset(&r, 0, sizeof(r));
+	r.out_fd = r.direct_fd = r.vfd = r.tfd = -1;
+	rc = parse_options(argc, argv, &r);
+	if (rc >= 0)
+		return rc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	/* refuse early (before the device is touched); the O_EXCL open below is the real check */
@@ -955,7 +971,4 @@ int main(int argc, char **argv)
 	free(r.lat_ns);
 	dmaio_ctx_free(r.ctx);
 	return r.written == r.frames ? 0 : 1;
-bad:
-	usage(stderr);
-	return 2;
 }

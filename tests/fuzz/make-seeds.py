@@ -237,14 +237,49 @@ def seeds_queue():
                                                R(1, 3, 1, 0, 20580, lenmode=3)])))
 
 
+# --- the tools' command lines --------------------------------------------------------------
+# fuzz-tool-options.c's input: a byte picking the tool (0 dmaio-cp, 1 dmaio-info, 2 dmaio-load,
+# 3 dmaio-record), then the arguments separated by NUL bytes.
+def cmdline(tool, *args):
+    return bytes([tool]) + b"\0".join(a.encode() for a in args)
+
+
+def seeds_tools():
+    h = "fuzz-tool-options"
+    put(h, "cp-plain", cmdline(0, "/tmp/a", "/tmp/b"))
+    put(h, "cp-all", cmdline(0, "--heap", "system", "--path=udmabuf-direct", "--verify", "-v",
+                             "--progress-interval", "250", "--no-progress", "src", "dst"))
+    put(h, "cp-bad-interval", cmdline(0, "--progress-interval=-5", "a", "b"))
+    put(h, "cp-version", cmdline(0, "--version"))
+    put(h, "info-json", cmdline(1, "--json", "/dev/null", "file"))
+    put(h, "info-help", cmdline(1, "-h"))
+    put(h, "load-list", cmdline(2, "-l", "model.safetensors"))
+    put(h, "load-all", cmdline(2, "--heap=memfd", "--mode", "tensor", "--max-buf", "0x100000",
+                               "--align", "4096", "--depth", "64", "--path", "buffered",
+                               "--drop-cache", "--cold", "--verify", "--quiet", "a.gguf", "b.gguf"))
+    put(h, "load-whole", cmdline(2, "-m", "whole", "-a", "64", "x"))
+    put(h, "load-generate", cmdline(2, "--generate", "/tmp/m", "--format", "gguf", "--shards",
+                                    "3", "--tensors", "10", "--size-mib", "1"))
+    put(h, "load-bad-mode", cmdline(2, "--mode", "sideways", "x"))
+    put(h, "record-synthetic", cmdline(3, "--synthetic", "--format", "YUYV", "--size", "640x480",
+                                       "--frames", "30", "--buffers", "4", "--fps", "29.97",
+                                       "--depth", "8", "--baseline-write=direct", "--force",
+                                       "--quiet", "out.raw"))
+    put(h, "record-v4l2", cmdline(3, "--device", "/dev/video2", "--io", "dmabuf", "--heap",
+                                  "system", "--contiguous", "--baseline-write", "out"))
+    put(h, "record-bad-size", cmdline(3, "--size", "99999x1", "o"))
+
+
 def main():
     if os.path.isdir(CORPUS) and "--keep" not in sys.argv:
-        for h in ("fuzz-gguf", "fuzz-safetensors", "fuzz-image-layout", "fuzz-queue"):
+        for h in ("fuzz-gguf", "fuzz-safetensors", "fuzz-image-layout", "fuzz-queue",
+                  "fuzz-tool-options"):
             shutil.rmtree(os.path.join(CORPUS, h), ignore_errors=True)
     seeds_gguf()
     seeds_safetensors()
     seeds_image()
     seeds_queue()
+    seeds_tools()
 
 
 if __name__ == "__main__":
