@@ -5,7 +5,7 @@
 #   run.sh replay HARNESS DIR...          every file of the DIRs once (seed corpus, regressions)
 #   run.sh timed HARNESS WORKDIR DIR...   fuzz for $DMAIO_FUZZ_SECONDS (default 60) from WORKDIR
 #                                         (new inputs go there) and the DIRs (read only); a crash
-#                                         is written to WORKDIR/crash-* and fails the test
+#                                         is written to WORKDIR-artifacts/crash-* and fails the test
 # ASan/UBSan: leaks, every error fatal. Exit status 0 when nothing was found, else 1 (libFuzzer's
 # own default, 77, would read as a skipped test).
 set -eu
@@ -17,7 +17,8 @@ work=
 if [ "$mode" = timed ]; then
 	work=$1
 	shift
-	mkdir -p "$work"
+	art=$work-artifacts
+	mkdir -p "$work" "$art"
 fi
 # the DIRs that exist (a harness without regression inputs has no regress/ directory)
 dirs=
@@ -36,8 +37,18 @@ replay)
 timed)
 	secs=${DMAIO_FUZZ_SECONDS:-60}
 	echo "run.sh: $(basename "$exe") for $secs s (DMAIO_FUZZ_SECONDS), new inputs in $work"
-	exec "$exe" -error_exitcode=1 -timeout_exitcode=1 -max_total_time="$secs" -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
-		-print_final_stats=1 -artifact_prefix="$work/" "$work" $dirs # shellcheck disable=SC2086
+	rc=0
+	# shellcheck disable=SC2086 # directory names without blanks
+	"$exe" -error_exitcode=1 -timeout_exitcode=1 -max_total_time="$secs" -timeout=30 \
+		-rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 -artifact_prefix="$art/" \
+		"$work" $dirs || rc=$?
+	if [ $rc != 0 ]; then
+		echo "run.sh: $(basename "$exe") failed (exit $rc); the input: $(ls -t "$art"/crash-* \
+			"$art"/timeout-* "$art"/oom-* "$art"/leak-* 2>/dev/null | head -1 | tr '\n' ' ')" >&2
+		echo "run.sh: replay it with $exe FILE; keep it in tests/fuzz/regress/$(basename \
+			"$exe")/ once fixed (tests/fuzz/README.md)" >&2
+	fi
+	exit $rc
 	;;
 *)
 	echo "run.sh: unknown mode $mode" >&2
