@@ -68,6 +68,8 @@ static void check_load(struct dmaio_model *m, int n, const uint8_t *data, size_t
 	int r, nb;
 
 	lo.mode = (uint32_t)(size % 3); /* WHOLE, PER_TENSOR, PACKED */
+	if (lo.mode == DMAIO_LOAD_PER_TENSOR && n > 256) /* a descriptor per tensor: within limits */
+		lo.mode = DMAIO_LOAD_PACKED;
 	if (lo.mode == DMAIO_LOAD_PACKED)
 		lo.align = 1u << (size % 7);
 	r = dmaio_model_load(m, &lo, &l, &why);
