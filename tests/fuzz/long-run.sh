@@ -2,18 +2,20 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/fuzz/long-run.sh BUILDDIR OUTDIR HARNESS:SECONDS...
-# tests/fuzz/long-run.sh --summary OUTDIR HARNESS:SECONDS...
+# tests/fuzz/long-run.sh --summary OUTDIR HARNESS...
 #
 # The long fuzz run of tests/fuzz/README.md: each harness in turn (one at a time: a lock in
 # OUTDIR serialises concurrent invocations), niced, for SECONDS of wall time, from the seed
 # corpus and the regression inputs into OUTDIR/corpus-HARNESS. A crash is kept
 # (OUTDIR/HARNESS-crash-*) and fuzzing goes on for the rest of the time. OUTDIR/HARNESS.log has
-# libFuzzer's output and, per run, the CPU time (/usr/bin/time); OUTDIR/summary one line per
-# harness: executions, final cov/ft, corpus size, CPU seconds, crashes (--summary: only that).
+# libFuzzer's output and, per run, the CPU time (/usr/bin/time); a harness given again goes on
+# from its corpus, its log growing (do not edit this script while it runs: sh reads it as it goes).
+# OUTDIR/summary: one line per harness, over all its
+# sessions: wall and CPU seconds, executions, final cov/ft, corpus, crashes (--summary: only that).
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
 
-summary() { # HARNESS SECONDS: one line of OUTDIR/summary from its log
+summary() { # HARNESS: one line of OUTDIR/summary from its log (every session)
 	log=$out/$1.log
 	execs=$(grep -h '^stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
 	cpu=$(grep -h '^=== cpu' "$log" | awk '{s += $4 + $6} END {printf "%.0f", s}')
@@ -21,7 +23,8 @@ summary() { # HARNESS SECONDS: one line of OUTDIR/summary from its log
 	cov=$(echo "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 	ft=$(echo "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
 	crashes=$(find "$out" -maxdepth 1 -name "$1-*" -type f | wc -l)
-	echo "$1 wall ${2}s cpu ${cpu}s execs $execs cov $cov ft $ft corpus" \
+	wall=$(grep -h '^=== session' "$log" | awk '{s += $3} END {print s + 0}')
+	echo "$1 wall ${wall}s cpu ${cpu}s execs $execs cov $cov ft $ft corpus" \
 		"$(find "$out/corpus-$1" -type f | wc -l) files" \
 		"$(du -sb "$out/corpus-$1" | cut -f1) bytes runs $(grep -c '^=== run' "$log")" \
 		"crashes $crashes" >>"$out/summary"
@@ -31,7 +34,7 @@ if [ "$1" = --summary ]; then
 	out=$2
 	shift 2
 	for spec in "$@"; do
-		summary "${spec%%:*}" "${spec#*:}"
+		summary "${spec%%:*}"
 	done
 	exit 0
 fi
@@ -47,7 +50,7 @@ for spec in "$@"; do
 	regress=
 	[ ! -d "$src/regress/$h" ] || regress=$src/regress/$h
 	mkdir -p "$out/corpus-$h"
-	: >"$log"
+	echo "=== session $secs s" >>"$log" # a harness run again goes on from its corpus
 	end=$(($(date +%s) + secs))
 	runs=0
 	while :; do
@@ -62,5 +65,5 @@ for spec in "$@"; do
 			-artifact_prefix="$out/$h-" "$out/corpus-$h" "$src/corpus/$h" $regress \
 			>>"$log" 2>&1 || echo "=== exit $?" >>"$log"
 	done
-	summary "$h" "$secs"
+	summary "$h"
 done
