@@ -144,6 +144,15 @@ struct dmaio_ctx {
 	struct dmaio_pool *pool;        /* worker threads, created on first blocking op */
 	unsigned nbufs;
 	struct dmaio_stats stats;
+	/* fork(): the library's locks are all taken around it (api/ctx.c), so a child never
+	 * inherits one held by a thread that does not exist there. Every context is on one
+	 * process-wide list; its buffers are on bufs (under bufs_lock). Lock order, the one
+	 * fork takes them in: default context lock, the context list, then per context: lock,
+	 * bufs_lock, each buffer's lock, io_lock, each engine's lock (log_lock: made anew in the
+	 * child, see api/ctx.c). */
+	pthread_mutex_t bufs_lock;
+	struct dmaio_buf *bufs;
+	struct dmaio_ctx *all_next;
 };
 
 /* ---- buffers ------------------------------------------------------------------------------ */
@@ -163,6 +172,8 @@ struct dmaio_buf {
 	bool user_mapped;
 	unsigned io_refs;          /* requests using addr */
 	struct dmaio_stats stats;
+	struct dmaio_buf *ctx_prev, *ctx_next; /* ctx->bufs, under ctx->bufs_lock */
+	bool listed;               /* on ctx->bufs */
 };
 
 static inline bool dmaio_buf_is_dmabuf(const struct dmaio_buf *b)

@@ -52,6 +52,7 @@ void dmaio_buf_register(struct dmaio_ctx *c, struct dmaio_buf *b)
 	pthread_mutex_lock(&c->io_lock);
 	c->nbufs++;
 	pthread_mutex_unlock(&c->io_lock);
+	dmaio_ctx_add_buf(c, b);
 }
 
 /* The probes a provider relies on, run here at the API edge before it is called. */

@@ -68,6 +68,7 @@ DMAIO_EXPORT void dmaio_buf_free(struct dmaio_buf *buf)
 	if (!buf)
 		return;
 	c = buf->ctx;
+	dmaio_ctx_remove_buf(c, buf);
 	dmaio_engines_forget_buf(c, buf->id);
 	dmaio_buf_unmap_final(buf, buf->addr);
 	if (buf->memfd >= 0 && buf->memfd != buf->fd)

@@ -15,6 +15,115 @@
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dmaio_ctx *default_ctx;
 
+/* ---- fork() ------------------------------------------------------------------------------
+ * A child inherits every lock in the state it had at the fork, and the threads that held them
+ * do not exist there: a child whose first call needs a lock another thread of the parent held
+ * would wait forever. So fork() takes every lock of the library first (prepare), in the one
+ * order (dmaio-types.h, struct dmaio_ctx), and releases them in the parent and in the child: at
+ * the fork no thread is inside a critical section, and the state they guard is whole. The
+ * price: fork() waits for the critical sections running (short ones, and a probe that is
+ * running: the probe lock). Not taken: the worker threads' queue lock (a child never uses the
+ * parent's worker pool, pool.c) and the model library's loads (a load in progress belongs to
+ * the parent). posix_spawn() and vfork() run no fork handlers and take nothing. */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER; /* all_ctx */
+static struct dmaio_ctx *all_ctx;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&default_lock);
+	pthread_mutex_lock(&all_lock);
+	for (struct dmaio_ctx *c = all_ctx; c; c = c->all_next) {
+		pthread_mutex_lock(&c->lock);
+		pthread_mutex_lock(&c->bufs_lock);
+		for (struct dmaio_buf *b = c->bufs; b; b = b->ctx_next)
+			pthread_mutex_lock(&b->lock);
+		pthread_mutex_lock(&c->io_lock);
+		dmaio_engines_lock_all(c);
+	}
+}
+
+/* in the parent and in the child alike (the child's one thread is the one that took them) */
+static void fork_release(void)
+{
+	for (struct dmaio_ctx *c = all_ctx; c; c = c->all_next) {
+		dmaio_engines_unlock_all(c);
+		pthread_mutex_unlock(&c->io_lock);
+		for (struct dmaio_buf *b = c->bufs; b; b = b->ctx_next)
+			pthread_mutex_unlock(&b->lock);
+		pthread_mutex_unlock(&c->bufs_lock);
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_unlock(&default_lock);
+}
+
+/* The log lock is not taken before the fork: it is held while the application's callback
+ * runs, which may call the library on another context (taking that one's locks: the order
+ * would depend on the contexts). The child makes it anew instead: it guards only the sink
+ * (two pointers, set under it by dmaio_ctx_set_log()) and the callback of a thread the child
+ * does not have is not running there. */
+static void fork_child(void)
+{
+	for (struct dmaio_ctx *c = all_ctx; c; c = c->all_next)
+		pthread_mutex_init(&c->log_lock, NULL);
+	fork_release();
+}
+
+static void fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_child);
+}
+
+static void ctx_list_add(struct dmaio_ctx *c)
+{
+	pthread_once(&fork_once, fork_handlers);
+	pthread_mutex_lock(&all_lock);
+	c->all_next = all_ctx;
+	all_ctx = c;
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void ctx_list_remove(struct dmaio_ctx *c)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct dmaio_ctx **pp = &all_ctx; *pp; pp = &(*pp)->all_next) {
+		if (*pp == c) {
+			*pp = c->all_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+/* a buffer joins its context's list once made, and leaves it before it goes */
+void dmaio_ctx_add_buf(struct dmaio_ctx *c, struct dmaio_buf *b)
+{
+	pthread_mutex_lock(&c->bufs_lock);
+	b->ctx_prev = NULL;
+	b->ctx_next = c->bufs;
+	if (c->bufs)
+		c->bufs->ctx_prev = b;
+	c->bufs = b;
+	b->listed = true;
+	pthread_mutex_unlock(&c->bufs_lock);
+}
+
+void dmaio_ctx_remove_buf(struct dmaio_ctx *c, struct dmaio_buf *b)
+{
+	pthread_mutex_lock(&c->bufs_lock);
+	if (b->listed) {
+		if (b->ctx_prev)
+			b->ctx_prev->ctx_next = b->ctx_next;
+		else
+			c->bufs = b->ctx_next;
+		if (b->ctx_next)
+			b->ctx_next->ctx_prev = b->ctx_prev;
+		b->listed = false;
+	}
+	pthread_mutex_unlock(&c->bufs_lock);
+}
+
 DMAIO_EXPORT const char *dmaio_path_name(uint32_t path)
 {
 	return dmaio_choose_path_name(path);
@@ -37,6 +146,12 @@ static int ctx_init(struct dmaio_ctx *c)
 		return -ENOMEM;
 	}
 	if (pthread_mutex_init(&c->log_lock, NULL)) {
+		pthread_mutex_destroy(&c->io_lock);
+		pthread_mutex_destroy(&c->lock);
+		return -ENOMEM;
+	}
+	if (pthread_mutex_init(&c->bufs_lock, NULL)) {
+		pthread_mutex_destroy(&c->log_lock);
 		pthread_mutex_destroy(&c->io_lock);
 		pthread_mutex_destroy(&c->lock);
 		return -ENOMEM;
@@ -99,6 +214,7 @@ static int ctx_new(struct dmaio_ctx **ctx)
 		free(c);
 		return r;
 	}
+	ctx_list_add(c);
 	*ctx = c;
 	return 0;
 }
@@ -112,6 +228,7 @@ DMAIO_EXPORT int dmaio_ctx_new(uint32_t flags, struct dmaio_ctx **ctx)
 
 static void ctx_release(struct dmaio_ctx *c)
 {
+	ctx_list_remove(c);
 	dmaio_q_pool_free(c);
 	dmaio_pool_free(c);
 	for (int i = 0; i < c->nheaps; i++)
@@ -122,6 +239,7 @@ static void ctx_release(struct dmaio_ctx *c)
 		close(c->udmabuf_fd);
 	if (c->drm_fd >= 0)
 		close(c->drm_fd);
+	pthread_mutex_destroy(&c->bufs_lock);
 	pthread_mutex_destroy(&c->log_lock);
 	pthread_mutex_destroy(&c->io_lock);
 	pthread_mutex_destroy(&c->lock);

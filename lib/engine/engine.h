@@ -75,6 +75,10 @@ int dmaio_engine_submit(struct dmaio_engine *e);     /* hand started ring ops to
 /* fixed buffers: index covering [base, base + len) of buffer buf_id, registered on first use */
 int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, size_t len);
 void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id); /* every engine of ctx */
+/* fork(): take (before) and release (after, in parent and child) the lock of every engine of
+ * ctx; the caller holds ctx->io_lock (the list of engines) */
+void dmaio_engines_lock_all(struct dmaio_ctx *ctx);
+void dmaio_engines_unlock_all(struct dmaio_ctx *ctx);
 /* bounce memory: n bytes (<= DMAIO_BOUNCE_MAX) of the pinned area; -EAGAIN when all is in use */
 #define DMAIO_BOUNCE_MAX (2u << 20)
 int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, struct dmaio_op *op);

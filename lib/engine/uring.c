@@ -55,6 +55,7 @@ struct dmaio_engine {
 	uint64_t tick;
 	char *bounce;
 	bool bounce_fixed;
+	bool bounce_dontfork;  /* the bounce area is not in a child (MADV_DONTFORK took) */
 	uint64_t bounce_map[BOUNCE_WORDS]; /* set bit: unit in use */
 	bool broken;
 	struct dmaio_engine *next;    /* ctx->engines */
@@ -231,7 +232,9 @@ void dmaio_engine_abandon(struct dmaio_engine *e)
 		munmap(e->ring.sq.sqes, e->ring.sq.ring_entries * sizeof(struct io_uring_sqe));
 		close(e->ring.ring_fd);
 	}
-	if (e->bounce)
+	/* a bounce area left out of the child is not there: its addresses may hold one of the
+	 * child's own mappings by now */
+	if (e->bounce && !e->bounce_dontfork)
 		munmap(e->bounce, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
 	close(e->efd);
 	close(e->epfd);
@@ -537,6 +540,18 @@ static int slot_set(struct dmaio_engine *e, unsigned idx, void *base, size_t len
 	return r == 1 ? 0 : (r < 0 ? r : -EIO);
 }
 
+void dmaio_engines_lock_all(struct dmaio_ctx *ctx)
+{
+	for (struct dmaio_engine *e = ctx->engines; e; e = e->next)
+		pthread_mutex_lock(&e->lock);
+}
+
+void dmaio_engines_unlock_all(struct dmaio_ctx *ctx)
+{
+	for (struct dmaio_engine *e = ctx->engines; e; e = e->next)
+		pthread_mutex_unlock(&e->lock);
+}
+
 /* Unpin a freed (or unmapped) buffer from every ring of the context. */
 void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id)
 {
@@ -634,6 +649,10 @@ int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, struct dmaio_op 
 		if (p == MAP_FAILED)
 			return neg_errno();
 		madvise(p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS, MADV_HUGEPAGE);
+		/* not inherited: a child makes its own engines (and bounce areas), and fork() must
+		 * copy every page of a pinned private mapping at once (16 MiB per engine per fork) */
+		e->bounce_dontfork =
+			!madvise(p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS, MADV_DONTFORK);
 		e->bounce = p;
 		e->bounce_fixed = e->table &&
 				  !slot_set(e, SLOT_BOUNCE, p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
