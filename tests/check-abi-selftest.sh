@@ -4,7 +4,7 @@
 # check-abi-selftest.sh CHECK_ABI SRCDIR
 #
 # check-abi.sh can fail: the library is built from a copy of the sources (include/, lib/, the
-# top meson files, man/meson.build, subprojects/, tests/abi/), once unchanged and once for each
+# top meson files, man/meson.build, tests/fuzz/meson.build, subprojects/, tests/abi/), once unchanged and once for each
 # mutation, and check-abi.sh must
 #   PASS  (d) the unchanged copy,
 #   FAIL  (a) two members of struct dmaio_xfer swapped (dmaio.h.in),
@@ -31,7 +31,7 @@ for t in abidw abidiff meson ninja cc; do
 	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
 done
 for f in include/dmaio.h.in include/dmaio-model.h lib/libdmaio.map lib/api/io.c lib/api/ctx.c \
-	meson.build meson_options.txt man/meson.build tests/abi/extensible.suppr; do
+	meson.build meson_options.txt man/meson.build tests/abi/extensible.suppr tests/fuzz/meson.build; do
 	[ -f "$src/$f" ] || { echo "FAIL: $src/$f does not exist"; exit 1; }
 done
 
@@ -44,6 +44,8 @@ cp -R "$src/include" "$src/lib" "$t/" || exit 1
 cp "$src/meson.build" "$src/meson_options.txt" "$t/" || exit 1
 cp "$src/man/meson.build" "$t/man/" || exit 1
 cp -R "$src/tests/abi" "$t/tests/" || exit 1
+# meson.build enters tests/fuzz whatever -Dfuzz says (its meson.build decides): only that file
+mkdir -p "$t/tests/fuzz" && cp "$src/tests/fuzz/meson.build" "$t/tests/fuzz/" || exit 1
 [ -d "$src/subprojects" ] && { cp -R "$src/subprojects" "$t/" || exit 1; }
 # the pristine copies of the files the mutations change
 for f in include/dmaio.h.in lib/libdmaio.map lib/api/io.c lib/api/ctx.c; do
@@ -53,7 +55,7 @@ done
 start=$(date +%s)
 # -O0 (buildtype debug): the DWARF types and functions abidw reads are those of -O2, in less time
 if ! meson setup "$b" "$t" -Dbuildtype=debug -Dtests=disabled -Dexamples=false -Dbench=false -Ddocs=disabled \
-	-Dfault_injection=false -Dudev=disabled >"$tmp/setup.log" 2>&1; then
+	-Dfault_injection=false -Dudev=disabled -Dfuzz=disabled >"$tmp/setup.log" 2>&1; then
 	echo "FAIL: meson setup of the copy:"
 	sed 's/^/    /' "$tmp/setup.log"
 	exit 1
