@@ -1828,11 +1828,14 @@ static int cancel_round(struct qtrack *t, struct qbuf *b, struct qfile *f, struc
 		cpu_end(b, DMAIO_SYNC_READ);
 		/* adopt what the cancelled writes left, then everything must match */
 		ref_reserve(wf, (size_t)st.st_size);
-		for (i = 0; i < n; i++)
-			if (x[i].io.op == DMAIO_OP_WRITE && x[i].d.res == -ECANCELED)
-				memcpy(wf->ref + x[i].io.file_off, file_now + x[i].io.file_off,
-				       x[i].io.len < (uint64_t)st.st_size - (uint64_t)x[i].io.file_off ?
-				       x[i].io.len : (uint64_t)st.st_size - (uint64_t)x[i].io.file_off);
+		for (i = 0; i < n; i++) {
+			uint64_t off = x[i].io.file_off, sz = (uint64_t)st.st_size;
+
+			/* a cancelled write starting at or past the file's end left nothing */
+			if (x[i].io.op == DMAIO_OP_WRITE && x[i].d.res == -ECANCELED && off < sz)
+				memcpy(wf->ref + off, file_now + off,
+				       x[i].io.len < sz - off ? x[i].io.len : sz - off);
+		}
 		if ((size_t)st.st_size > wf->size)
 			wf->size = (size_t)st.st_size;
 		d = mem_first_diff(file_now, wf->ref, wf->size);
