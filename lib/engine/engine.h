@@ -30,6 +30,8 @@ struct dmaio_op {
 	int buf_index;             /* fixed buffer index, -1 */
 	uint32_t len;
 	uint32_t align;            /* resume alignment of direct ops */
+	int rest_fd;               /* direct writes: the file without O_DIRECT, for a rest that
+				    * the kernel cut at an unaligned offset (RLIMIT_FSIZE); -1 */
 	uint64_t off;              /* file offset */
 	int (*call)(struct dmaio_op *op); /* CALL: moves the op, sets got/eof; 0 or -errno */
 	int fd2;                   /* CALL: the other side (a dma-buf, a memfd) */
@@ -54,7 +56,9 @@ struct dmaio_op {
 };
 
 /* an engine: ring (when use_ring and the kernel gives one) with depth ops in flight */
-int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, struct dmaio_engine **e);
+int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, bool may_inline,
+		     struct dmaio_engine **e);
+bool dmaio_engine_is_inline(const struct dmaio_engine *e); /* made without descriptors */
 void dmaio_engine_free(struct dmaio_engine *e);      /* waits for ops still in flight */
 bool dmaio_engine_has_ring(const struct dmaio_engine *e);
 bool dmaio_engine_inherited(const struct dmaio_engine *e); /* made by another process (fork) */

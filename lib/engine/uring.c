@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -46,7 +47,8 @@ struct dmaio_engine {
 	struct dmaio_op *free_ops;
 	unsigned inflight;            /* ops started and not returned by reap */
 	unsigned on_pool;             /* of which on the worker threads */
-	int efd, epfd;
+	int efd, epfd;                /* -1 both for an inline engine */
+	bool inline_only;             /* no descriptor of its own: every op runs in start */
 	bool kicked;                  /* the owner wrote the eventfd and has not read it since */
 	pthread_mutex_t lock;         /* done list; slots (dmaio_buf_free of another thread) */
 	struct dmaio_op *done_head, *done_tail;
@@ -104,7 +106,15 @@ static unsigned pow2_at_least(unsigned v)
 	return p;
 }
 
-int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, struct dmaio_engine **out)
+/*
+ * An engine needs two descriptors (an eventfd its workers signal, an epoll set the owner waits
+ * on) and a third for its ring. When they cannot be had (EMFILE/ENFILE) and the caller needs no
+ * descriptor to poll (may_inline: the synchronous calls), it is made inline instead: no ring,
+ * no workers, every op runs on the caller's thread as it starts. Slower, but a process with no
+ * descriptor left still moves its data (the page-cache paths need none).
+ */
+int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, bool may_inline,
+		     struct dmaio_engine **out)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct dmaio_engine *e = calloc(1, sizeof(*e));
@@ -127,13 +137,19 @@ int dmaio_engine_new(struct dmaio_ctx *ctx, unsigned depth, bool use_ring, struc
 	}
 	pthread_mutex_init(&e->lock, NULL);
 	e->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	e->epfd = e->efd < 0 ? -1 : epoll_create1(EPOLL_CLOEXEC);
 	if (e->efd < 0 || e->epfd < 0) {
 		r = neg_errno();
-		goto fail;
+		if (!may_inline || (r != -EMFILE && r != -ENFILE))
+			goto fail;
+		if (e->efd >= 0)
+			close(e->efd);
+		e->efd = e->epfd = -1;
+		e->inline_only = true;
+		use_ring = false;
 	}
 	ev.data.u32 = 0;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->efd, &ev)) {
+	if (!e->inline_only && epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->efd, &ev)) {
 		r = neg_errno();
 		goto fail;
 	}
@@ -171,6 +187,11 @@ bool dmaio_engine_has_ring(const struct dmaio_engine *e)
 	return e->has_ring;
 }
 
+bool dmaio_engine_is_inline(const struct dmaio_engine *e)
+{
+	return e->inline_only;
+}
+
 bool dmaio_engine_inherited(const struct dmaio_engine *e)
 {
 	return e->fork_gen != dmaio_fork_generation();
@@ -193,7 +214,7 @@ void dmaio_engine_kick(struct dmaio_engine *e)
 {
 	uint64_t one = 1;
 
-	if (!e->kicked) {
+	if (!e->kicked && e->efd >= 0) {
 		e->kicked = true;
 		(void)!write(e->efd, &one, sizeof(one));
 	}
@@ -204,7 +225,8 @@ void dmaio_engine_ack(struct dmaio_engine *e)
 	uint64_t v;
 
 	e->kicked = false;
-	(void)!read(e->efd, &v, sizeof(v));
+	if (e->efd >= 0)
+		(void)!read(e->efd, &v, sizeof(v));
 }
 
 static void unlink_engine(struct dmaio_engine *e)
@@ -236,8 +258,10 @@ void dmaio_engine_abandon(struct dmaio_engine *e)
 	 * child's own mappings by now */
 	if (e->bounce && !e->bounce_dontfork)
 		munmap(e->bounce, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
-	close(e->efd);
-	close(e->epfd);
+	if (e->efd >= 0)
+		close(e->efd);
+	if (e->epfd >= 0)
+		close(e->epfd);
 	unlink_engine(e);
 	free(e->ops);
 	free(e);
@@ -264,8 +288,10 @@ void dmaio_engine_free(struct dmaio_engine *e)
 		io_uring_queue_exit(&e->ring); /* also unregisters (unpins) the buffers */
 	if (e->bounce)
 		munmap(e->bounce, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
-	close(e->efd);
-	close(e->epfd);
+	if (e->efd >= 0)
+		close(e->efd);
+	if (e->epfd >= 0)
+		close(e->epfd);
 	pthread_mutex_destroy(&e->lock);
 	free(e->ops);
 	free(e);
@@ -283,6 +309,7 @@ struct dmaio_op *dmaio_engine_op_get(struct dmaio_engine *e)
 	op->buf_index = -1;
 	op->bounce = -1;
 	op->slot_held = -1;
+	op->rest_fd = -1;
 	return op;
 }
 
@@ -318,8 +345,20 @@ void dmaio_engine_op_put(struct dmaio_engine *e, struct dmaio_op *op)
  * Account one result (bytes or -errno) of an op. Transient errors and short counts are reissued
  * for the rest; O_DIRECT needs the rest to start aligned, so progress is rounded down to the
  * alignment and the unaligned bytes moved again (idempotent). A read that ends short twice at
- * the same place met end of file.
+ * the same place met end of file. A direct write that ends short at an unaligned offset was cut
+ * there by the kernel (RLIMIT_FSIZE between two sectors of a block): the same O_DIRECT write
+ * would end there again, so its rest goes through the page cache (rest_fd), whose answer at
+ * that offset is the real one (-EFBIG), the bytes before it counted.
  */
+/* Does the rest of this write end past the process's RLIMIT_FSIZE? (asked on an error only) */
+static bool crosses_fsize_limit(const struct dmaio_op *op)
+{
+	struct rlimit rl;
+
+	return !getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	       op->off + op->len > (uint64_t)rl.rlim_cur;
+}
+
 int dmaio_op_progress(struct dmaio_op *op, int res)
 {
 	uint32_t end, keep;
@@ -331,6 +370,14 @@ int dmaio_op_progress(struct dmaio_op *op, int res)
 			return DMAIO_OP_REISSUE;
 		op->res = res;
 		return DMAIO_OP_STOP;
+	}
+	if (res == -EINVAL && op->kind == DMAIO_OPK_WRITE && op->direct && op->rest_fd >= 0 &&
+	    crosses_fsize_limit(op)) {
+		/* RLIMIT_FSIZE cut this write to a length O_DIRECT cannot take: the page cache
+		 * writes up to the limit, then answers -EFBIG there */
+		op->fd = op->rest_fd;
+		op->direct = false;
+		return DMAIO_OP_REISSUE;
 	}
 	if (res < 0) {
 		op->res = res;
@@ -357,6 +404,13 @@ int dmaio_op_progress(struct dmaio_op *op, int res)
 		return DMAIO_OP_STOP;
 	}
 	op->last_end = end;
+	if (op->kind == DMAIO_OPK_WRITE && op->direct && op->rest_fd >= 0 && op->align > 1 &&
+	    end % op->align) {
+		op->got = end;
+		op->fd = op->rest_fd;
+		op->direct = false;
+		return DMAIO_OP_REISSUE;
+	}
 	keep = op->direct && op->align > 1 ? end / op->align * op->align : end;
 	if (keep == op->got && ++op->retries >= 8) {
 		op->res = -EIO;
@@ -397,7 +451,7 @@ void dmaio_engine_start(struct dmaio_engine *e, struct dmaio_op *op)
 		return;
 	}
 	e->on_pool++;
-	if (dmaio_pool_push(e->ctx, op)) {
+	if (e->inline_only || dmaio_pool_push(e->ctx, op)) {
 		/* no worker thread could be started: run it here, synchronously */
 		dmaio_pool_run(op);
 		dmaio_engine_pool_done(op);
@@ -419,7 +473,8 @@ void dmaio_engine_pool_done(struct dmaio_op *op)
 	else
 		__atomic_store_n(&e->done_head, op, __ATOMIC_RELEASE); /* peeked without the lock */
 	e->done_tail = op;
-	(void)!write(e->efd, &one, sizeof(one));
+	if (e->efd >= 0)
+		(void)!write(e->efd, &one, sizeof(one));
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -522,6 +577,8 @@ int dmaio_engine_reap(struct dmaio_engine *e, struct dmaio_op **out, unsigned ma
 			r = flush(e);
 			if (r < 0)
 				return r;
+			if (e->epfd < 0) /* inline: every op ended in start; none can come */
+				return 0;
 			r = epoll_wait(e->epfd, ev, 2, wait_ms);
 			if (r < 0 && errno != EINTR)
 				return neg_errno();

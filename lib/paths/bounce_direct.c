@@ -62,6 +62,7 @@ static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op
 	op->len = (uint32_t)n;
 	op->off = r->file_off + rel;
 	op->direct = true;
+	op->rest_fd = r->write ? r->file->bfd : -1;
 	op->align = dmaio_path_align(r);
 	op->rel = rel;
 	if (r->write)

@@ -46,6 +46,7 @@ void dmaio_path_op_mapped(struct dmaio_req *r, struct dmaio_op *op, uint64_t rel
 	op->len = (uint32_t)n;
 	op->off = r->file_off + rel;
 	op->direct = direct;
+	op->rest_fd = direct && r->write ? r->file->bfd : -1;
 	op->align = direct ? dmaio_path_align(r) : 1;
 	op->edge = !direct && r->direct_ok;
 	op->rel = rel;

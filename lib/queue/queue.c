@@ -48,7 +48,9 @@ int dmaio_q_new(struct dmaio_ctx *ctx, unsigned depth, unsigned cap, struct dmai
 			q->free_reqs = &q->reqs[i];
 		}
 	}
-	r = dmaio_engine_new(ctx, depth, ctx->sys.io_uring == DMAIO_CAP_YES, &q->e);
+	/* a queue without ranges of its own (cap 0) serves the synchronous calls: nobody polls
+	 * its descriptor, so it may run inline when descriptors run out */
+	r = dmaio_engine_new(ctx, depth, ctx->sys.io_uring == DMAIO_CAP_YES, !cap, &q->e);
 	if (r) {
 		free(q->reqs);
 		free(q);
@@ -251,7 +253,14 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		err = p->begin(r, q->e);
 		if (!err)
 			return;
-		if (!p->refuses(err) || !dmaio_choose_may_fall_back(r, p)) {
+		/* -EBUSY: the path cannot start now (transient, nothing remembered): the next path
+		 * serves, or the request ends with -EBUSY itself when it may not fall back */
+		if (err == -EBUSY && dmaio_choose_may_fall_back(r, p)) {
+			INFO(r->ctx, "  %s busy now; falling back", p->name);
+			r->fallbacks++;
+			continue;
+		}
+		if (err == -EBUSY || !p->refuses(err) || !dmaio_choose_may_fall_back(r, p)) {
 			if (p->refuses(err))
 				err = -EOPNOTSUPP;
 			finish(q, r, err, r->start);
@@ -607,6 +616,10 @@ int dmaio_q_run_one(struct dmaio_ctx *ctx, struct dmaio_req *r)
 	if (err < 0 || q->active) {
 		dmaio_q_free(q); /* a broken engine is not pooled */
 		return err < 0 ? err : -EIO;
+	}
+	if (dmaio_engine_is_inline(q->e)) {
+		dmaio_q_free(q); /* not pooled: the next call may have descriptors again */
+		return 0;
 	}
 	pthread_mutex_lock(&ctx->io_lock);
 	q->next_free = ctx->free_qs;
