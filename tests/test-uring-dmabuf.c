@@ -10,7 +10,9 @@
  *                        (xfer.path and the per-path statistics) and are byte-exact, touching
  *                        nothing outside their range; with spurious -EAGAIN injected
  *                        (/sys/module/io_uring/parameters/dmabuf_eagain) they are reissued
- *                        (stats.reissues) and still exact; the kernel's refusals as posted:
+ *                        (stats.reissues) and still exact; a busy registration (injected
+ *                        -EBUSY, .../dmabuf_ebusy) is tried again, falls back under auto and
+ *                        is -EBUSY, never -EOPNOTSUPP, when forced; the kernel's refusals as posted:
  *                        a regular file as target -EOPNOTSUPP, a target not open O_DIRECT
  *                        -EINVAL at I/O, I/O on another file -EBADF.
  *   io_uring_dmabuf=off  or no such word (6.12, or a kernel without the patch): the probe says
@@ -41,6 +43,7 @@
 #endif
 #define BUF_SIZE (8 * MiB)
 #define EAGAIN_KNOB "/sys/module/io_uring/parameters/dmabuf_eagain"
+#define EBUSY_KNOB "/sys/module/io_uring/parameters/dmabuf_ebusy"
 
 enum expect { EXPECT_OFF, EXPECT_ON };
 
@@ -112,12 +115,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	if (!access(EAGAIN_KNOB, W_OK)) {
-		int fd = open(EAGAIN_KNOB, O_WRONLY | O_CLOEXEC);
+	for (int i = 0; i < 2; i++) {
+		const char *knob = i ? EBUSY_KNOB : EAGAIN_KNOB;
+		int fd = access(knob, W_OK) ? -1 : open(knob, O_WRONLY | O_CLOEXEC);
 
 		if (fd >= 0) {
 			if (write(fd, "0", 1) != 1)
-				fprintf(stderr, "cannot reset %s\n", EAGAIN_KNOB);
+				fprintf(stderr, "cannot reset %s\n", knob);
 			close(fd);
 		}
 	}
@@ -319,6 +323,86 @@ static void t_eagain(void **state)
 	assert_true(re > 0);
 }
 
+/* One read of range 0 into a fresh buffer of the heap, with these flags: the result, the
+ * transfer, and whether the buffer holds exactly the file's bytes (or, failed, is untouched). */
+static ssize_t busy_read(struct dmaio_buf *b, uint8_t *p, struct dmaio_file *f, uint32_t flags,
+			 struct dmaio_xfer *x)
+{
+	ssize_t n;
+
+	pat_fill_inv(p, BUF_SIZE, SEED_GUARD, 0);
+	memset(x, 0, sizeof(*x));
+	x->struct_size = sizeof(*x);
+	n = dmaio_file_read(f, 0, b, 0, BUF_SIZE, flags, x);
+	if (n == (ssize_t)BUF_SIZE)
+		assert_int_equal(pat_check(p, BUF_SIZE, SEED_FILE, 0), -1);
+	else
+		assert_int_equal(pat_check_inv(p, BUF_SIZE, SEED_GUARD, 0), -1);
+	return n;
+}
+
+/*
+ * -EBUSY from the registration (injected: every Nth dma-buf registration of the test kernel,
+ * /sys/module/io_uring/parameters/dmabuf_ebusy) means "not now", never "not this buffer":
+ *   always busy: forced uring-dmabuf without fallback ends with -EBUSY, nothing moved (not
+ *   -EOPNOTSUPP, as on 0d69629); auto falls back and is exact; the buffer is not marked refused:
+ *   busy no more, auto takes uring-dmabuf for it again;
+ *   every 2nd busy: forced uring-dmabuf without fallback succeeds on fresh buffers (the busy
+ *   registration tried again at once).
+ */
+static void t_ebusy(void **state)
+{
+	const uint32_t forced = DMAIO_RW_PATH(DMAIO_PATH_URING_DMABUF) | DMAIO_RW_NO_FALLBACK;
+	struct dmaio_xfer x;
+	struct dmaio_file *f = NULL;
+	struct dmaio_buf *b = NULL;
+	uint8_t *p = NULL;
+	ssize_t n;
+
+	(void)state;
+	if (expect != EXPECT_ON)
+		skip();
+	assert_int_equal(access(EBUSY_KNOB, W_OK), 0);
+	dev_fill(0, 16 * MiB, SEED_FILE);
+	assert_int_equal(dmaio_file_open(ctx, dev_fd, 0, &f), 0);
+
+	write_knob(EBUSY_KNOB, "1");
+	assert_int_equal(test_alloc_or_skip(ctx, "system", BUF_SIZE, 0, &b), 0);
+	assert_int_equal(dmaio_buf_map(b, (void **)&p), 0);
+	n = busy_read(b, p, f, forced, &x);
+	printf("# always busy, forced uring-dmabuf: %s, done %llu\n", test_errname((int)n),
+	       (unsigned long long)x.done);
+	assert_int_equal(n, -EBUSY);
+	assert_int_equal(x.done, 0);
+	n = busy_read(b, p, f, 0, &x);
+	printf("# always busy, auto: %s via %s, %u fallbacks\n", test_errname((int)n),
+	       dmaio_path_name(x.path), x.fallbacks);
+	assert_int_equal(n, (ssize_t)BUF_SIZE);
+	assert_int_not_equal(x.path, DMAIO_PATH_URING_DMABUF);
+	assert_true(x.fallbacks >= 1);
+	write_knob(EBUSY_KNOB, "0");
+	n = busy_read(b, p, f, 0, &x);
+	printf("# busy no more, auto: %s via %s\n", test_errname((int)n), dmaio_path_name(x.path));
+	assert_int_equal(n, (ssize_t)BUF_SIZE);
+	assert_int_equal(x.path, DMAIO_PATH_URING_DMABUF);
+	dmaio_buf_free(b);
+
+	write_knob(EBUSY_KNOB, "2");
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(test_alloc_or_skip(ctx, "system", BUF_SIZE, 0, &b), 0);
+		assert_int_equal(dmaio_buf_map(b, (void **)&p), 0);
+		n = busy_read(b, p, f, forced, &x);
+		if (n != (ssize_t)BUF_SIZE)
+			fail_msg("every 2nd registration busy, buffer %d: %s", i,
+				 test_errname((int)n));
+		assert_int_equal(x.path, DMAIO_PATH_URING_DMABUF);
+		dmaio_buf_free(b);
+	}
+	printf("# every 2nd registration busy: 4 fresh buffers read through uring-dmabuf\n");
+	write_knob(EBUSY_KNOB, "0");
+	dmaio_file_close(f);
+}
+
 /* One registration by hand through the uAPI; returns the update's result. */
 static int reg(struct io_uring *ring, int dmabuf_fd, int target_fd)
 {
@@ -412,6 +496,7 @@ int main(void)
 		cmocka_unit_test(t_system_write),
 		cmocka_unit_test(t_udmabuf_write),
 		cmocka_unit_test(t_eagain),
+		cmocka_unit_test(t_ebusy),
 		cmocka_unit_test(t_refusals),
 	};
 

@@ -6,6 +6,8 @@
  * registration (the base probe asks it once) never gets here; a registration this kernel refuses
  * for one buffer and file (exporter, device, size) is remembered on the buffer and the mainline
  * paths take over for that pair. */
+#include <time.h>
+
 #include "path.h"
 #include "../engine/engine.h"
 #include "../split/split.h"
@@ -61,6 +63,13 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 	return 105;
 }
 
+/* -EBUSY from the registration: "not now", never "not this buffer". The kernel's (the device
+ * or the slot briefly busy) or the engine's (every dma-buf slot held by ops in flight). Tried
+ * again a few times at once (under 1 ms in all: a submit does not wait for I/O); still busy,
+ * begin answers -EBUSY and nothing is remembered: the request falls back to the next path, or,
+ * when it may not fall back, ends with -EBUSY (the caller may try again), never -EOPNOTSUPP. */
+#define BUSY_TRIES 4
+
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 {
 	int slot;
@@ -68,9 +77,16 @@ static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 	if (!dmaio_engine_has_ring(e))
 		return -EOPNOTSUPP;
 	slot = dmaio_engine_dmabuf_slot(e, r->buf->id, r->buf->fd, r->file->id, r->file->dfd);
+	for (int i = 0; slot == -EBUSY && i < BUSY_TRIES; i++) {
+		struct timespec ts = { 0, 100000L << i }; /* 0.1, 0.2, 0.4, 0.8 ms */
+
+		nanosleep(&ts, NULL);
+		slot = dmaio_engine_dmabuf_slot(e, r->buf->id, r->buf->fd, r->file->id,
+						r->file->dfd);
+	}
 	if (slot < 0) {
 		if (slot == -ENOMEM || slot == -EBUSY)
-			return slot == -ENOMEM ? slot : -EOPNOTSUPP; /* no slot now: not a refusal */
+			return slot; /* no slot now: not a refusal, nothing remembered */
 		/* v3 answers for this pair: -EOPNOTSUPP (device or exporter without dma-buf I/O),
 		 * -EINVAL (over v3's 1 GiB, bad size), -EBADF; remembered, the kernel keeps it */
 		__atomic_store_n(&r->buf->udb_refused, r->file->id + 1, __ATOMIC_RELAXED);

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -193,8 +194,16 @@ static void uring_dmabuf_locked(struct dmaio_ctx *ctx, struct dmaio_heap *h, int
 	if (t < 0)
 		return; /* nothing to try against: UNKNOWN */
 	r = dmaio_engine_dmabuf_probe(dmabuf_fd, t);
+	/* -EBUSY is "not now" (as for the path, paths/uring_dmabuf.c): asked again a few times,
+	 * then the answer stays unknown, never "no" */
+	for (int i = 0; r == -EBUSY && i < 4; i++) {
+		struct timespec ts = { 0, 100000L << i };
+
+		nanosleep(&ts, NULL);
+		r = dmaio_engine_dmabuf_probe(dmabuf_fd, t);
+	}
 	close(t);
-	h->info.uring_dmabuf = r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
+	h->info.uring_dmabuf = r == -EBUSY ? DMAIO_CAP_UNKNOWN : r ? DMAIO_CAP_NO : DMAIO_CAP_YES;
 	h->uring_dmabuf_err = r;
 }
 
