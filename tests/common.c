@@ -39,6 +39,7 @@
 /* Arguments */
 
 static bool g_expect;
+static const char *g_heap;	/* the test's --heap, once parsed */
 
 static bool env_true(const char *name)
 {
@@ -47,13 +48,39 @@ static bool env_true(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-bool test_expect_devices(void)
-{
-	return g_expect || env_true("DMAIO_TEST_VM") || env_true("DMAIO_TEST_EXPECT_DEVICES");
-}
-
 static const char *const cma_names[] = { "default_cma_region", "reserved", "linux,cma",
 					 "default-pool" };
+
+bool test_expect_device(const char *kind)
+{
+	const char *list = getenv("DMAIO_TEST_DEVICES"), *p;
+	size_t i, n;
+
+	if (!(g_expect || env_true("DMAIO_TEST_VM") || env_true("DMAIO_TEST_EXPECT_DEVICES")))
+		return false;
+	if (!list)
+		return true;
+	/* the kinds of the list: a heap asked for by name is the kind it belongs to */
+	if (!kind || strcmp(kind, "default") == 0)
+		return *list != 0;	/* some provider serves the default */
+	if (strcmp(kind, "memfd") == 0)
+		return true;
+	if (strcmp(kind, "udmabuf-huge") == 0)
+		kind = "udmabuf";
+	for (i = 0; i < sizeof(cma_names) / sizeof(cma_names[0]); i++)
+		if (strcmp(kind, cma_names[i]) == 0)
+			kind = "cma";
+	n = strlen(kind);
+	for (p = list; (p = strstr(p, kind)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
+			return true;
+	return false;
+}
+
+bool test_expect_devices(void)
+{
+	return test_expect_device(g_heap);
+}
 
 const char *test_cma_heap(void)
 {
@@ -130,6 +157,7 @@ void test_parse_args(int argc, char **argv, struct test_args *a, const char *def
 	}
 	a->quick = test_quick();
 	g_expect = a->expect_devices;
+	g_heap = a->heap;
 	a->expect_devices = test_expect_devices();
 	if (!a->heap || strcmp(a->heap, "default") == 0) {
 		a->heap_name = NULL;

@@ -45,9 +45,14 @@ const char *test_cma_heap(void);
 
 /*
  * Device nodes must exist and work: --expect-devices, DMAIO_TEST_VM=1 (set by the test VM) or
- * DMAIO_TEST_EXPECT_DEVICES=1. test_alloc_or_skip() then fails instead of skipping.
+ * DMAIO_TEST_EXPECT_DEVICES=1. test_alloc_or_skip() then fails instead of skipping. The test VM
+ * on a kernel that lacks some providers (Debian's own images) also sets DMAIO_TEST_DEVICES to
+ * the kinds its kernel has ("system cma udmabuf drm v4l2", read from the kernel's config on the
+ * host): devices of a kind not on that list are not expected, and the tests that need them skip.
+ * test_expect_devices() asks about the test's --heap (memfd: always; default: any provider).
  */
 bool test_expect_devices(void);
+bool test_expect_device(const char *kind);
 
 /* True when sizes should be kept small (DMAIO_TEST_QUICK=1, valgrind). */
 bool test_quick(void);

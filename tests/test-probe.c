@@ -262,9 +262,17 @@ static void test_system(void **state)
 		    "the default context probes differently");
 
 	if (expect) {
-		test_expect(a.nheaps >= 1, "expected devices: nheaps %d", a.nheaps);
-		test_expect(a.udmabuf == DMAIO_CAP_YES, "expected devices: udmabuf %s (%s)",
-			    capname(a.udmabuf), test_errname(a.udmabuf_err));
+		/* what the VM's kernel has (DMAIO_TEST_DEVICES on Debian's images; all on ours) */
+		if (test_expect_device("system") || test_expect_device("cma"))
+			test_expect(a.nheaps >= 1, "expected devices: nheaps %d", a.nheaps);
+		else
+			printf("# this kernel has no dma-heap: nheaps %d\n", a.nheaps);
+		if (test_expect_device("udmabuf"))
+			test_expect(a.udmabuf == DMAIO_CAP_YES, "expected devices: udmabuf %s (%s)",
+				    capname(a.udmabuf), test_errname(a.udmabuf_err));
+		else
+			printf("# this kernel has no udmabuf: udmabuf %s (%s)\n", capname(a.udmabuf),
+			       test_errname(a.udmabuf_err));
 	} else if (access("/dev/dma_heap", F_OK) != 0 && access("/dev/udmabuf", F_OK) != 0) {
 		printf("# no device nodes (host): nheaps %d, udmabuf %s %s\n", a.nheaps,
 		       capname(a.udmabuf), test_errname(a.udmabuf_err));
