@@ -438,6 +438,14 @@ int main(int argc, char **argv)
 	else if (getenv("DMAIO_TEST_VM") && *getenv("DMAIO_TEST_VM") == '1')
 		nforks = 150; /* an emulated CPU: 400 forks took 73-83 s per variant (CI time) */
 	test_parse_args(argc, argv, &args, "memfd");
+#ifdef __SANITIZE_ADDRESS__
+	/* GCC 12's libasan does not hold its allocator's locks across fork(): a child whose first
+	 * malloc meets a lock a parent thread held at the fork waits forever inside libasan (seen:
+	 * 1 run in 17, gdb: SizeClassAllocator64::GetFromAllocator -> Mutex::Lock). That is not the
+	 * library's; ThreadSanitizer (suite tsan) and the plain build run this test. */
+	printf("# SKIP: AddressSanitizer's allocator is not fork-safe beside busy threads\n");
+	return 77;
+#endif
 	rel_install_crash_label();
 	int rc;
 
