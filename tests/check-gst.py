@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""check-gst.py PLUGIN_DIR LIB_DIR: the GStreamer elements of libgstdmaio.so on the host.
+
+  1. gst-inspect-1.0 finds dmaiosink, every property documented (a blurb).
+  2. videotestsrc ! tee into dmaiosink and filesink: byte-identical files for several formats
+     and sizes (odd widths included), queue depths 1 and 8, with the index checked against the
+     frames (one line per frame, in order, offsets contiguous, PTS of the source).
+  3. Rotation: max-size-bytes gives files of whole frames that concatenate to filesink's file.
+  4. append: a second run adds its frames after the first's.
+  5. Errors stop the pipeline with an element error and keep every frame before it:
+     a read-only location (open fails: nothing written), RLIMIT_FSIZE below the stream
+     ("file too large", the frames below the limit are filesink's), a full tmpfs ("disk full";
+     root only, in a private mount namespace: else reported as skipped).
+Exit 0 all passed, 1 a failure, 77 no gst-launch-1.0/gst-inspect-1.0 or no plugin.
+"""
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+plugin_dir, lib_dir = sys.argv[1], sys.argv[2]
+env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
+           LD_LIBRARY_PATH=lib_dir + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
+           GST_REGISTRY=os.path.join(tempfile.gettempdir(), "dmaio-gst-registry-%d.bin" % os.getpid()))
+failures = []
+skipped = []
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    failures.append(msg)
+
+
+def launch(desc, preexec=None, timeout=300):
+    p = subprocess.run(["gst-launch-1.0", "-q"] + desc.split(), env=env, capture_output=True,
+                       text=True, preexec_fn=preexec, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+for tool in ("gst-launch-1.0", "gst-inspect-1.0"):
+    if not shutil.which(tool):
+        print("SKIP: %s not found (Debian: gstreamer1.0-tools)" % tool)
+        sys.exit(77)
+if not os.path.exists(os.path.join(plugin_dir, "libgstdmaio.so")):
+    print("SKIP: libgstdmaio.so not built (-Dgstreamer)")
+    sys.exit(77)
+
+# 1. inspect
+r = subprocess.run(["gst-inspect-1.0", "dmaiosink"], env=env, capture_output=True, text=True)
+if r.returncode:
+    fail("gst-inspect-1.0 dmaiosink: %s" % r.stderr.strip())
+else:
+    for prop in ("location", "queue-depth", "dsync", "append", "max-size-bytes", "max-size-time",
+                 "index-location", "drop-when-full", "stats"):
+        line = [l for l in r.stdout.splitlines() if l.strip().startswith(prop + " ")]
+        if not line or ":" not in line[0] or len(line[0].split(":", 1)[1].strip()) < 10:
+            fail("dmaiosink: property %s missing or undocumented" % prop)
+
+tmp = tempfile.mkdtemp(prefix="dmaio-gst-", dir=os.environ.get("DMAIO_TEST_DIR", "/var/tmp"))
+
+
+def src(fmt, w, h, n):
+    return ("videotestsrc num-buffers=%d pattern=ball ! video/x-raw,format=%s,width=%d,height=%d,"
+            "framerate=30/1" % (n, fmt, w, h))
+
+
+def frame_size(path_ref, n):
+    return os.path.getsize(path_ref) // n
+
+
+# 2. tee: identical files, index
+cases = [("NV12", 1280, 720, 30, 4), ("I420", 641, 479, 25, 1), ("RGBA", 322, 242, 40, 8),
+         ("YUY2", 1920, 1080, 10, 2), ("GRAY8", 17, 9, 50, 3)]
+ntee = 0
+for fmt, w, h, n, depth in cases:
+    a, b, idx = (os.path.join(tmp, x) for x in ("a.raw", "b.raw", "a.idx"))
+    rc, out = launch("%s ! tee name=t ! queue ! dmaiosink location=%s index-location=%s "
+                     "queue-depth=%d t. ! queue ! filesink location=%s" % (src(fmt, w, h, n), a, idx,
+                                                                           depth, b))
+    if rc:
+        fail("%s %dx%d: pipeline failed: %s" % (fmt, w, h, out.strip()))
+        continue
+    da, db = open(a, "rb").read(), open(b, "rb").read()
+    if da != db or not da:
+        fail("%s %dx%d depth %d: dmaiosink wrote %d bytes, filesink %d, differing" %
+             (fmt, w, h, depth, len(da), len(db)))
+        continue
+    fs = len(db) // n
+    lines = [l.split() for l in open(idx).read().splitlines()]
+    if len(lines) != n:
+        fail("%s: index has %d lines for %d frames" % (fmt, len(lines), n))
+        continue
+    for i, (off, pts, size) in enumerate(lines):
+        if int(off) != i * fs or int(size) != fs or int(pts) != i * 1000000000 // 30:
+            fail("%s: index line %d: %s %s %s, expected %d %d %d" %
+                 (fmt, i, off, pts, size, i * fs, i * 1000000000 // 30, fs))
+            break
+    ntee += 1
+print("# tee: %d of %d format/size/depth cases byte-identical with filesink, index exact" %
+      (ntee, len(cases)))
+
+# 3. rotation
+ref = os.path.join(tmp, "b.raw")
+rc, out = launch("%s ! tee name=t ! queue ! dmaiosink location=%s/rot-%%03d.raw "
+                 "max-size-bytes=%d t. ! queue ! filesink location=%s" %
+                 (src("NV12", 320, 240, 20), tmp, 320 * 240 * 3 // 2 * 6 + 100, ref))
+if rc:
+    fail("rotation: %s" % out.strip())
+else:
+    parts = sorted(f for f in os.listdir(tmp) if f.startswith("rot-"))
+    data = b"".join(open(os.path.join(tmp, f), "rb").read() for f in parts)
+    sizes = [os.path.getsize(os.path.join(tmp, f)) for f in parts]
+    if data != open(ref, "rb").read() or len(parts) != 4 or sizes[:3] != [6 * 115200] * 3:
+        fail("rotation: %d files of %s bytes do not make filesink's file in frames of 6" %
+             (len(parts), sizes))
+    else:
+        print("# rotation: 20 frames into %d files of %s bytes, concatenated = filesink's" %
+              (len(parts), sizes))
+
+# 4. append
+a = os.path.join(tmp, "app.raw")
+rc1, out1 = launch("%s ! dmaiosink location=%s" % (src("GRAY8", 64, 64, 5), a))
+rc2, out2 = launch("%s ! dmaiosink location=%s append=true" % (src("GRAY8", 64, 64, 3), a))
+rc3, out3 = launch("%s ! filesink location=%s" % (src("GRAY8", 64, 64, 5), ref))
+one = open(ref, "rb").read()
+if rc1 or rc2 or rc3 or open(a, "rb").read() != one + one[:3 * 4096]:
+    fail("append: the file is not the first run's 5 frames then the second's 3")
+else:
+    print("# append: 5 frames then 3 appended, exact")
+
+# 5. errors
+ro = os.path.join(tmp, "ro")
+os.mkdir(ro)
+os.chmod(ro, 0o555)
+target = os.path.join(ro, "x.raw")
+if os.geteuid() == 0:
+    # root writes anywhere: a path under a regular file cannot be opened by anybody
+    open(os.path.join(tmp, "plain"), "w").close()
+    target = os.path.join(tmp, "plain", "x.raw")
+rc, out = launch("%s ! dmaiosink location=%s" % (src("NV12", 64, 64, 3), target))
+if rc == 0 or "cannot open" not in out or os.path.exists(target):
+    fail("unwritable location: rc %d, message %r" % (rc, out.strip()[-200:]))
+else:
+    print("# unwritable location: pipeline stopped: %s" %
+          [l for l in out.splitlines() if "cannot open" in l][0].strip()[:160])
+
+fsz_frames, fs = 40, 320 * 240 * 3 // 2
+limit = 12 * fs + 1536  # between frames 12 and 13, not block-aligned
+b = os.path.join(tmp, "fsz-ref.raw")
+launch("%s ! filesink location=%s" % (src("NV12", 320, 240, fsz_frames), b))
+a = os.path.join(tmp, "fsz.raw")
+
+
+def fsize_limit():
+    import signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+rc, out = launch("%s ! dmaiosink location=%s queue-depth=4" % (src("NV12", 320, 240, fsz_frames), a),
+                 preexec=fsize_limit)
+data, refd = open(a, "rb").read(), open(b, "rb").read()
+whole = len(data) // fs
+if rc == 0 or "file too large" not in out:
+    fail("RLIMIT_FSIZE: rc %d, no 'file too large' in %r" % (rc, out.strip()[-300:]))
+elif len(data) > limit or whole < 12 or data[:whole * fs] != refd[:whole * fs]:
+    fail("RLIMIT_FSIZE: %d bytes kept (limit %d), %d whole frames, not filesink's" %
+         (len(data), limit, whole))
+else:
+    print("# RLIMIT_FSIZE %d: pipeline stopped (%s); %d bytes kept, the first %d frames exact" %
+          (limit, [l for l in out.splitlines() if "too large" in l][0].strip()[:100],
+           len(data), whole))
+
+if os.geteuid() == 0 and shutil.which("unshare"):
+    mnt = os.path.join(tmp, "small")
+    os.mkdir(mnt)
+    b = os.path.join(tmp, "full-ref.raw")
+    launch("%s ! filesink location=%s" % (src("NV12", 640, 480, 30), b))
+    script = ("mount -t tmpfs -o size=4m none %s && GST_PLUGIN_PATH=%s gst-launch-1.0 -q %s ! "
+              "dmaiosink location=%s/f.raw; echo rc=$?; cp %s/f.raw %s/full.raw" %
+              (mnt, plugin_dir, src("NV12", 640, 480, 30), mnt, mnt, tmp))
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True,
+                       text=True, timeout=300)
+    out = p.stdout + p.stderr
+    fs = 640 * 480 * 3 // 2
+    if "mount" in out and "rc=" not in out:
+        skipped.append("disk full: no tmpfs mount here (%s)" % out.strip()[:100])
+    else:
+        data, refd = open(os.path.join(tmp, "full.raw"), "rb").read(), open(b, "rb").read()
+        whole = len(data) // fs
+        if "rc=0" in out or "disk full" not in out:
+            fail("disk full: %r" % out.strip()[-300:])
+        elif whole < 8 or data[:whole * fs] != refd[:whole * fs]:
+            fail("disk full: %d bytes kept, %d whole frames, not filesink's" % (len(data), whole))
+        else:
+            print("# disk full (tmpfs 4 MiB): pipeline stopped (%s); %d whole frames exact" %
+                  ([l for l in out.splitlines() if "disk full" in l][0].strip()[:100], whole))
+else:
+    skipped.append("disk full: needs root and unshare (a private tmpfs)")
+
+os.chmod(ro, 0o755)
+shutil.rmtree(tmp, ignore_errors=True)
+try:
+    os.unlink(env["GST_REGISTRY"])
+except OSError:
+    pass
+for s in skipped:
+    print("# SKIPPED: " + s)
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("# all passed")
