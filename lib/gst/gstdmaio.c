@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libgstdmaio.so: registers dmaiosink (and dmaiosrc). */
+/* libgstdmaio.so: registers dmaiosink and dmaiosrc. */
 #include <gst/gst.h>
 
 #include "gstdmaio.h"
@@ -13,7 +13,8 @@ int gst_dmaio_cmp_u64(const void *a, const void *b)
 
 static gboolean plugin_init(GstPlugin *plugin)
 {
-	return gst_element_register(plugin, "dmaiosink", GST_RANK_NONE, GST_TYPE_DMAIO_SINK);
+	return gst_element_register(plugin, "dmaiosink", GST_RANK_NONE, GST_TYPE_DMAIO_SINK) &&
+	       gst_element_register(plugin, "dmaiosrc", GST_RANK_NONE, GST_TYPE_DMAIO_SRC);
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, dmaio,

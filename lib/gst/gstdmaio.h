@@ -12,6 +12,9 @@ G_BEGIN_DECLS
 #define GST_TYPE_DMAIO_SINK (gst_dmaio_sink_get_type())
 G_DECLARE_FINAL_TYPE(GstDmaioSink, gst_dmaio_sink, GST, DMAIO_SINK, GstBaseSink)
 
+#define GST_TYPE_DMAIO_SRC (gst_dmaio_src_get_type())
+G_DECLARE_FINAL_TYPE(GstDmaioSrc, gst_dmaio_src, GST, DMAIO_SRC, GstPushSrc)
+
 /* qsort comparison of two guint64 */
 int gst_dmaio_cmp_u64(const void *a, const void *b);
 
