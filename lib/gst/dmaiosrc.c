@@ -201,16 +201,23 @@ static gboolean pool_alloc(GstDmaioSrc *s)
 	return TRUE;
 }
 
+/* A buffer back in the pool: a waiting create() may take it. */
+static void slot_put(GstDmaioSrc *s, struct slot *sl)
+{
+	g_mutex_lock(&s->lock);
+	sl->out = false;
+	g_cond_broadcast(&s->cond);
+	g_mutex_unlock(&s->lock);
+}
+
+/* downstream dropped the last reference of a buffer pushed from this slot */
 static void slot_back(gpointer data, GstMiniObject *obj)
 {
 	struct slot *sl = data;
 	GstDmaioSrc *s = sl->owner;
 
 	(void)obj;
-	g_mutex_lock(&s->lock);
-	sl->out = false;
-	g_cond_broadcast(&s->cond);
-	g_mutex_unlock(&s->lock);
+	slot_put(s, sl);
 	gst_object_unref(s);
 }
 
@@ -443,9 +450,7 @@ static GstFlowReturn src_create(GstPushSrc *ps, GstBuffer **out)
 		return s->flushing ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
 	r = read_frame(s, i, sl);
 	if (r) {
-		g_mutex_lock(&s->lock);
-		sl->out = false;
-		g_mutex_unlock(&s->lock);
+		slot_put(s, sl);
 		if (r == -ENODATA)
 			return GST_FLOW_EOS; /* a partial last frame is not a frame */
 		GST_ELEMENT_ERROR(s, RESOURCE, READ, ("reading frame %" G_GUINT64_FORMAT " of \"%s\": %s",
@@ -454,10 +459,8 @@ static GstFlowReturn src_create(GstPushSrc *ps, GstBuffer **out)
 	}
 	fd = dup(sl->fd);
 	if (fd < 0) {
-		g_mutex_lock(&s->lock);
-		sl->out = false;
-		g_mutex_unlock(&s->lock);
-		GST_ELEMENT_ERROR(s, RESOURCE, FAILED, ("dup: %s", g_strerror(errno)), (NULL));
+		slot_put(s, sl);
+		GST_ELEMENT_ERROR(s, RESOURCE, FAILED, ("cannot hand frame %" G_GUINT64_FORMAT " downstream: no descriptor for its memory (dup: %s)", i, g_strerror(errno)), (NULL));
 		return GST_FLOW_ERROR;
 	}
 	mem = dmaio_buf_kind(sl->buf) == DMAIO_BUF_MEMFD ?
