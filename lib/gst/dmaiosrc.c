@@ -460,7 +460,9 @@ static GstFlowReturn src_create(GstPushSrc *ps, GstBuffer **out)
 	fd = dup(sl->fd);
 	if (fd < 0) {
 		slot_put(s, sl);
-		GST_ELEMENT_ERROR(s, RESOURCE, FAILED, ("cannot hand frame %" G_GUINT64_FORMAT " downstream: no descriptor for its memory (dup: %s)", i, g_strerror(errno)), (NULL));
+		GST_ELEMENT_ERROR(s, RESOURCE, FAILED,
+				  ("cannot hand frame %" G_GUINT64_FORMAT " downstream: no descriptor "
+				   "for its memory (dup: %s)", i, g_strerror(errno)), (NULL));
 		return GST_FLOW_ERROR;
 	}
 	mem = dmaio_buf_kind(sl->buf) == DMAIO_BUF_MEMFD ?
