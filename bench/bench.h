@@ -7,6 +7,8 @@
  *   workloads-alloc.c  --tests alloc,mmap: allocation per provider against the raw kernel loops,
  *                      map and touch
  *   workloads-queue.c  --tests ranges,files,frames: the asynchronous API's workloads
+ *   workloads-choice.c --tests choice: lib:auto against every path forced and the O_DIRECT
+ *                      baseline, providers x buffer sizes x range sizes x directions
  * Each has setup (files, buffers, checks), info (the "# " lines), run (the timed, interleaved
  * runs), report (the rows) and free.
  */
@@ -24,6 +26,7 @@
 struct io_state;
 struct alloc_state;
 struct wl_state;
+struct choice_state;
 
 struct bench {
 	struct opts o;
@@ -31,6 +34,7 @@ struct bench {
 	struct io_state *io;
 	struct alloc_state *al;
 	struct wl_state *wl;
+	struct choice_state *ch;
 };
 
 #define note(b, ...) report_note(&(b)->rep, __VA_ARGS__)
@@ -68,5 +72,12 @@ void wl_info(struct bench *b);
 void wl_run(struct bench *b);
 void wl_report(struct bench *b);
 void wl_free(struct bench *b);
+
+/* workloads-choice.c */
+void choice_setup(struct bench *b);
+void choice_info(struct bench *b);
+void choice_run(struct bench *b);
+void choice_report(struct bench *b);
+void choice_free(struct bench *b);
 
 #endif /* DMAIO_BENCH_H */

@@ -3,7 +3,8 @@
  * dmaio-bench: bandwidth and CPU cost of every libdmaio data path against baselines written here
  * (workloads-io.c, baselines.c), allocation time per provider against the raw kernel loops and
  * the time to map and touch a large buffer (workloads-alloc.c), and the workloads of the
- * asynchronous API (workloads-queue.c). Options: options.c; what a run found: report.c, written
+ * asynchronous API (workloads-queue.c), lib:auto against every forced path over providers, buffer
+ * and range sizes (workloads-choice.c). Options: options.c; what a run found: report.c, written
  * as text, CSV or JSON by output-*.c. The target verdicts are not computed here: bench/verdict.py
  * reads them from the CSV or the JSON.
  */
@@ -31,9 +32,11 @@ static void config(struct bench *b)
 	report_cfg_str(r, "heaps", "%s", list);
 	l = 0;
 	list[0] = '\0';
-	for (i = 0; i < 6; i++) {
-		static const char *const names[] = { "io", "alloc", "mmap", "ranges", "files", "frames" };
-		const bool on[] = { o->test_io, o->test_alloc, o->test_mmap, o->test_ranges, o->test_files, o->test_frames };
+	for (i = 0; i < 7; i++) {
+		static const char *const names[] = { "io", "alloc", "mmap", "ranges", "files",
+						     "frames", "choice" };
+		const bool on[] = { o->test_io, o->test_alloc, o->test_mmap, o->test_ranges,
+				    o->test_files, o->test_frames, o->test_choice };
 
 		if (on[i])
 			l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", names[i]);
@@ -45,6 +48,21 @@ static void config(struct bench *b)
 	report_cfg_num(r, "depth", "%u", o->depth);
 	report_cfg_num(r, "verify", "%s", o->verify ? "true" : "false");
 	report_cfg_num(r, "fresh_buffers", "%s", o->fresh ? "true" : "false");
+	if (o->test_choice) {
+		for (i = 0; i < 2; i++) {
+			const uint64_t *v = i ? o->choice_ranges : o->choice_bufs;
+			int n = i ? o->nchoice_ranges : o->nchoice_bufs;
+
+			l = 0;
+			list[0] = '\0';
+			for (int j = 0; j < n && l < sizeof(list) - 24; j++)
+				l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%llu",
+						      j ? "," : "", (unsigned long long)v[j]);
+			report_cfg_str(r, i ? "choice_range_bytes" : "choice_buffer_bytes", "%s",
+				       list);
+		}
+		report_cfg_num(r, "choice_runs", "%d", o->choice_runs);
+	}
 	report_cfg_str(r, "cold", "per file: fdatasync + POSIX_FADV_DONTNEED, residency checked (at most %d per mille)",
 		       COLD_MAX_PER_MILLE);
 }
@@ -84,6 +102,8 @@ int main(int argc, char **argv)
 		io_setup(&b);
 	if (opts_queue_workloads(o))
 		wl_setup(&b);
+	if (o->test_choice)
+		choice_setup(&b);
 
 	report_info(&b.rep, "%s", b.rep.cmdline);
 	report_info(&b.rep, "dmaio-bench (libdmaio %d.%d.%d), %d interleaved runs, medians", DMAIO_VERSION_MAJOR,
@@ -92,6 +112,8 @@ int main(int argc, char **argv)
 		io_info(&b);
 	if (opts_queue_workloads(o))
 		wl_info(&b);
+	if (o->test_choice)
+		choice_info(&b);
 	if (o->format == FMT_TEXT)
 		output_text_info(stdout, &b.rep);
 
@@ -103,6 +125,8 @@ int main(int argc, char **argv)
 		mmap_run(&b);
 	if (opts_queue_workloads(o))
 		wl_run(&b);
+	if (o->test_choice)
+		choice_run(&b);
 
 	if (o->test_io)
 		io_report(&b);
@@ -112,7 +136,9 @@ int main(int argc, char **argv)
 		mmap_report(&b);
 	if (opts_queue_workloads(o))
 		wl_report(&b);
-	if (o->test_io || o->test_alloc)
+	if (o->test_choice)
+		choice_report(&b);
+	if (o->test_io || o->test_alloc || o->test_choice)
 		report_trailer(&b.rep, "target verdicts: bench/verdict.py %s", o->csv ? o->csv : o->json ? o->json :
 			       "FILE (the --csv or --json file of this run)");
 
@@ -148,6 +174,7 @@ int main(int argc, char **argv)
 	io_free(&b);
 	alloc_free(&b);
 	wl_free(&b);
+	choice_free(&b);
 	report_free(&b.rep);
 	return rc;
 }

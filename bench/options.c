@@ -12,7 +12,9 @@
 
 static const char *const dir_names[NDIRS] = { "read", "write" };
 static const char *const mode_names[NMODES] = { "cold", "warm" };
-static const char *const test_names[] = { "io", "alloc", "mmap", "ranges", "files", "frames" };
+static const char *const test_names[] = { "io", "alloc", "mmap", "ranges", "files", "frames",
+					  "choice" };
+#define NTESTS ((int)(sizeof(test_names) / sizeof(test_names[0])))
 static const char *const format_names[] = { "text", "csv", "json" };
 
 static void usage(FILE *out)
@@ -43,7 +45,7 @@ static void usage(FILE *out)
 		"                    fails when more than 0.1%% of the file stays cached (e.g. on tmpfs);\n"
 		"                    the system's caches are never dropped\n"
 		"  --runs N          interleaved repetitions, medians reported (default 5)\n"
-		"  --tests LIST      io,alloc,mmap,ranges,files,frames (default io,alloc,mmap)\n"
+		"  --tests LIST      io,alloc,mmap,ranges,files,frames,choice (default io,alloc,mmap)\n"
 		"  --alloc N[xSIZE]  allocation test: N buffers of SIZE (default 32x32M)\n"
 		"  --mmap-size SIZE  map+touch test size (default 512M)\n"
 		"  --chunk SIZE      request size of the O_DIRECT io_uring baseline (default 4M)\n"
@@ -67,7 +69,7 @@ static void usage(FILE *out)
 		"                    page-cache residency before each timed run\n"
 		"  --plot FILE       plot bandwidth per method and size, PNG, SVG or PDF by FILE's\n"
 		"                    extension (.png/.svg/.pdf; writes FILE.gp too, runs gnuplot)\n"
-		"  --quick           a short subset: sizes 16M,256M, 3 runs\n"
+		"  --quick           a short subset: sizes 16M,256M, 3 runs (choice: its sizes, 1 run)\n"
 		"  --keep            keep the test file\n"
 		"  --version         print the version of dmaio-bench and of the libdmaio it runs with\n"
 		"  -h, --help        this help\n"
@@ -103,6 +105,28 @@ static void usage(FILE *out)
 		"completion), count = frames written (all runs). The JSON has the latency of every range\n"
 		"(ranges/files: per request of the baseline, per call of lib:sync/lib:file, submit to reap\n"
 		"of lib:queue) and of every io request or call.\n");
+	fprintf(out,
+		"\n"
+		"Path choice (--tests choice; run only when named): for each provider (--heap), buffer size,\n"
+		"range size and direction, a buffer allocated once per run is moved whole as ranges of that\n"
+		"size, in random order, each at the file offset equal to its buffer offset, through one\n"
+		"dmaio_queue_new(--depth) queue: by the library's own choice (lib:auto) and by every path\n"
+		"forced with DMAIO_RW_NO_FALLBACK (lib:PATH; a path that refuses is \"cannot serve\"),\n"
+		"against the O_DIRECT io_uring baseline into anonymous memory (same ranges, requests of at\n"
+		"most --chunk, --depth in flight). Reads cold, writes with a final fdatasync(); every method\n"
+		"of every cell checked byte by byte once before the timed runs (unless --no-verify).\n"
+		"  --choice-bufs LIST    buffer sizes (default 16M,512M); the test file is as large as the\n"
+		"                        largest\n"
+		"  --choice-ranges LIST  range sizes, multiples of 4K (default 4K,64K,1M,16M); a range size\n"
+		"                        that does not divide a buffer size is left out for that buffer\n"
+		"  --runs N              3 by default here (--quick: 1), medians\n"
+		"  --path P[,P...]       only these forced paths (lib:auto and the baseline always run)\n"
+		"The table gives per cell the median MB/s and CPU s/GiB of each method, the fastest forced\n"
+		"path, the path lib:auto took (the majority of its completions' dmaio_done.path), auto/best\n"
+		"and a verdict: ok (auto >= 0.90 x best), miss (below), FAIL (below 1/1.5 of best).\n"
+		"CSV rows (test choice): size_bytes = range size, count = ranges (the buffer is size_bytes x\n"
+		"count), mode cold, x_uring_direct = x the baseline, ms_* = wall ms of one pass.\n"
+		"bench/verdict.py FILE prints the verdicts of each cell.\n");
 }
 
 static int pick(const char *arg, const char *const *names, int n)
@@ -156,6 +180,20 @@ static int parse_nx(const char *s, uint64_t *n, uint64_t *size)
 	return parse_size(end + 1, size);
 }
 
+/* "16M,512M": 1 to MAX_SIZES sizes, each a multiple of 4 KiB (O_DIRECT); 0 or -EINVAL */
+static int parse_sizes(char *arg, uint64_t *out, int *n)
+{
+	char *tok, *save = NULL;
+
+	*n = 0;
+	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_SIZES || parse_size(tok, &out[*n]) || out[*n] % 4096)
+			return -EINVAL;
+		(*n)++;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
 #define BAD(...) do { fprintf(stderr, PROG ": " __VA_ARGS__); return 2; } while (0)
 
 int opts_parse(struct opts *o, int argc, char **argv)
@@ -163,7 +201,8 @@ int opts_parse(struct opts *o, int argc, char **argv)
 	enum { OPT_SIZES = 256, OPT_DIRS, OPT_MODES, OPT_RUNS, OPT_TESTS, OPT_ALLOC, OPT_MMAPSZ, OPT_CHUNK, OPT_QD,
 	       OPT_NODROP, OPT_NOVERIFY, OPT_CSV, OPT_JSON, OPT_FORMAT, OPT_PLOT, OPT_QUICK, OPT_KEEP, OPT_SAME,
 	       OPT_DIR, OPT_DEVICE, OPT_HEAP, OPT_PATH, OPT_JOBS, OPT_VERSION, OPT_RANGES, OPT_RANGES_FILE, OPT_FILES,
-	       OPT_FRAME_SIZE, OPT_FPS, OPT_FRAMES, OPT_RING, OPT_DEPTH, OPT_SEED, OPT_BASE_MEM };
+	       OPT_FRAME_SIZE, OPT_FPS, OPT_FRAMES, OPT_RING, OPT_DEPTH, OPT_SEED, OPT_BASE_MEM,
+	       OPT_CHOICE_BUFS, OPT_CHOICE_RANGES };
 	static const struct option lopts[] = {
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "device", required_argument, NULL, OPT_DEVICE },
@@ -200,9 +239,11 @@ int opts_parse(struct opts *o, int argc, char **argv)
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "base-mem", required_argument, NULL, OPT_BASE_MEM },
+		{ "choice-bufs", required_argument, NULL, OPT_CHOICE_BUFS },
+		{ "choice-ranges", required_argument, NULL, OPT_CHOICE_RANGES },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool tests[6] = { true, true, true, false, false, false };
+	bool tests[NTESTS] = { true, true, true, false, false, false, false };
 	bool sizes_given = false, runs_given = false, sets_given = false, files_given = false;
 	bool frames_given = false;
 	char *tok, *save, term[128];
@@ -285,8 +326,8 @@ int opts_parse(struct opts *o, int argc, char **argv)
 			runs_given = true;
 			break;
 		case OPT_TESTS:
-			if (!parse_list(optarg, test_names, 6, tests))
-				BAD("--tests takes io,alloc,mmap,ranges,files,frames\n");
+			if (!parse_list(optarg, test_names, NTESTS, tests))
+				BAD("--tests takes io,alloc,mmap,ranges,files,frames,choice\n");
 			break;
 		case OPT_ALLOC: {
 			char *x = strchr(optarg, 'x');
@@ -422,6 +463,16 @@ int opts_parse(struct opts *o, int argc, char **argv)
 				BAD("--base-mem takes anon or memfd\n");
 			o->base_memfd = !strcmp(optarg, "memfd");
 			break;
+		case OPT_CHOICE_BUFS:
+			if (parse_sizes(optarg, o->choice_bufs, &o->nchoice_bufs))
+				BAD("--choice-bufs takes sizes, multiples of 4K (e.g. 16M,512M; "
+				    "at most %d)\n", MAX_SIZES);
+			break;
+		case OPT_CHOICE_RANGES:
+			if (parse_sizes(optarg, o->choice_ranges, &o->nchoice_ranges))
+				BAD("--choice-ranges takes sizes, multiples of 4K (e.g. 4K,64K,1M; "
+				    "at most %d)\n", MAX_SIZES);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -467,6 +518,20 @@ int opts_parse(struct opts *o, int argc, char **argv)
 		for (i = 0; i < o->nsets; i++)
 			if (2 * o->set_count[i] * o->set_size[i] > o->ranges_file)
 				o->ranges_file = 2 * o->set_count[i] * o->set_size[i];
+	if (!o->nchoice_bufs) {
+		o->choice_bufs[0] = 16 * MIB;
+		o->choice_bufs[1] = 512 * MIB;
+		o->nchoice_bufs = 2;
+	}
+	if (!o->nchoice_ranges) {
+		static const uint64_t def[] = { 4 * KIB, 64 * KIB, MIB, 16 * MIB };
+
+		for (i = 0; i < 4; i++)
+			o->choice_ranges[i] = def[i];
+		o->nchoice_ranges = 4;
+	}
+	/* the matrix is long: 3 runs unless told (1 with --quick, which keeps its sizes) */
+	o->choice_runs = runs_given ? o->runs : o->quick ? 1 : 3;
 	if (!o->nheaps)
 		o->nheaps = 1; /* heaps[0] NULL: the default provider */
 	o->test_io = tests[0];
@@ -475,5 +540,10 @@ int opts_parse(struct opts *o, int argc, char **argv)
 	o->test_ranges = tests[3];
 	o->test_files = tests[4];
 	o->test_frames = tests[5];
+	o->test_choice = tests[6];
+	/* only the matrix: the run count the "# " lines and the JSON state is its own */
+	if (o->test_choice && !o->test_io && !o->test_alloc && !o->test_mmap &&
+	    !opts_queue_workloads(o))
+		o->runs = o->choice_runs;
 	return -1;
 }

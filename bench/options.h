@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dmaio-bench's options: one struct for every benchmark (io, alloc, mmap and the queue workloads
- * ranges, files, frames) and the output, filled by opts_parse() and read-only after it.
+ * dmaio-bench's options: one struct for every benchmark (io, alloc, mmap, the queue workloads
+ * ranges, files, frames, and the path-choice matrix) and the output, filled by opts_parse() and
+ * read-only after it.
  */
 #ifndef DMAIO_BENCH_OPTIONS_H
 #define DMAIO_BENCH_OPTIONS_H
@@ -26,6 +27,7 @@ struct opts {
 	/* what runs */
 	bool test_io, test_alloc, test_mmap;          /* --tests */
 	bool test_ranges, test_files, test_frames;
+	bool test_choice;
 	int runs;                                     /* --runs, --quick */
 	bool verify;                                  /* not --no-verify */
 	bool fresh;                                   /* new buffers before every run: not --same-buffers */
@@ -66,6 +68,13 @@ struct opts {
 	unsigned depth;                               /* --depth */
 	uint64_t seed;                                /* --seed */
 	bool base_memfd;                              /* --base-mem memfd */
+
+	/* choice (the queue's --depth, --chunk, --seed, --dirs, --path and --base-mem apply too) */
+	uint64_t choice_bufs[MAX_SIZES];              /* --choice-bufs: buffer sizes */
+	int nchoice_bufs;
+	uint64_t choice_ranges[MAX_SIZES];            /* --choice-ranges: range sizes */
+	int nchoice_ranges;
+	int choice_runs;                              /* --runs, else 3 (--quick 1) */
 
 	/* output */
 	enum format format;                           /* --format: what stdout gets */

@@ -214,6 +214,13 @@ static void j_row(struct json *j, const struct row *w)
 		j_num(j, "peak_rss_growth_mib", w->extra);
 	} else if (!strcmp(w->test, "mmap")) {
 		j_num(j, "alloc_ms_median", w->extra);
+	} else if (!strcmp(w->test, "choice")) {
+		j_u64(j, "buffer_bytes", w->size * w->count);
+		if (w->desc) {
+			j_str(j, "best_forced", w->best);
+			j_num(j, "auto_over_best", w->extra);
+			j_str(j, "verdict", w->desc);
+		}
 	}
 	open_(j, "per_run", '[');
 	for (i = 0; i < w->n; i++) {

@@ -181,6 +181,169 @@ static void model_table(FILE *f, const struct report *r, int sec)
 	}
 }
 
+/* ---- choice: one line per cell, a column per method ---- */
+
+#define CHOICE_MAX_COLS 16
+
+/* rows a and b belong to one cell: provider, range size, ranges (so buffer size) and direction */
+static bool same_cell(const struct row *a, const struct row *b)
+{
+	return !strcmp(a->provider, b->provider) && a->size == b->size && a->count == b->count &&
+	       !strcmp(a->dir, b->dir);
+}
+
+/* the column of a method: "base:uring-direct" is "base", "lib:X" is "X" */
+static const char *choice_label(const char *method)
+{
+	if (!strncmp(method, "base:", 5))
+		return "base";
+	return strncmp(method, "lib:", 4) ? method : method + 4;
+}
+
+/* the methods of the section in the order they come; only those with a result somewhere get a
+ * column (a path that cannot serve any cell is listed under the table instead) */
+static int choice_columns(const struct report *r, int sec, const char **col)
+{
+	int n = 0, i, j;
+
+	for (i = 0; i < r->nrows; i++) {
+		const struct row *x = r->rows[i];
+
+		if (x->section != sec || x->status != ROW_OK)
+			continue;
+		for (j = 0; j < n && strcmp(col[j], x->method); j++)
+			;
+		if (j == n && n < CHOICE_MAX_COLS)
+			col[n++] = x->method;
+	}
+	return n;
+}
+
+/* the row of method in the cell that starts at row first, NULL when none */
+static const struct row *choice_find(const struct report *r, int first, const char *method)
+{
+	for (int i = first; i < r->nrows && same_cell(r->rows[first], r->rows[i]); i++)
+		if (r->rows[i]->section == r->rows[first]->section &&
+		    !strcmp(r->rows[i]->method, method))
+			return r->rows[i];
+	return NULL;
+}
+
+/* lib:auto's path, with its share of the bytes when other paths moved some */
+static void choice_auto_path(char *out, size_t len, const struct row *a)
+{
+	uint64_t all = 0, top = 0;
+	int p;
+
+	if (!a || a->status != ROW_OK) {
+		snprintf(out, len, "-");
+		return;
+	}
+	for (p = 0; p < (int)DMAIO_PATH_SLOTS; p++) {
+		all += a->path_bytes[p];
+		top = a->path_bytes[p] > top ? a->path_bytes[p] : top;
+	}
+	if (all && top < all)
+		snprintf(out, len, "%s %.0f%%", path_of(a), 100.0 * (double)top / (double)all);
+	else
+		snprintf(out, len, "%s", path_of(a));
+}
+
+static void choice_grid(FILE *f, const struct report *r, int sec, bool cpu)
+{
+	const char *col[CHOICE_MAX_COLS];
+	int ncol = choice_columns(r, sec, col), pw = 8, wid[CHOICE_MAX_COLS], i, j;
+
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i]->section == sec && (int)strlen(r->rows[i]->provider) > pw)
+			pw = (int)strlen(r->rows[i]->provider);
+	fprintf(f, "\n%-*s %6s %6s %-5s", pw, "provider", "buffer", "range", "dir");
+	for (j = 0; j < ncol; j++) {
+		wid[j] = (int)strlen(choice_label(col[j]));
+		wid[j] = wid[j] < 9 ? 9 : wid[j];
+		fprintf(f, " %*s", wid[j], choice_label(col[j]));
+	}
+	if (cpu)
+		fprintf(f, "   (CPU s/GiB, medians)\n");
+	else
+		fprintf(f, "  %-18s %-14s %9s %s   (MB/s, medians)\n", "auto took", "best forced",
+			"auto/best", "verdict");
+	for (i = 0; i < r->nrows; i++) {
+		const struct row *x = r->rows[i], *a;
+		char b[32], rs[32], ap[48], ratio[16];
+
+		if (x->section != sec || x->csv_only || (i > 0 && r->rows[i - 1]->section == sec &&
+							 same_cell(r->rows[i - 1], x)))
+			continue;
+		size_str(b, sizeof(b), x->size * x->count);
+		size_str(rs, sizeof(rs), x->size);
+		fprintf(f, "%-*s %6s %6s %-5s", pw, x->provider, b, rs, x->dir);
+		for (j = 0; j < ncol; j++) {
+			const struct row *y = choice_find(r, i, col[j]);
+
+			if (!y)
+				fprintf(f, " %*s", wid[j], "-");
+			else if (y->status == ROW_SKIPPED)
+				fprintf(f, " %*s", wid[j], "n/s");
+			else if (y->status != ROW_OK)
+				fprintf(f, " %*s", wid[j], "ERR");
+			else if (cpu)
+				fprintf(f, " %*.3f", wid[j], y->cpu);
+			else
+				fprintf(f, " %*.0f", wid[j], y->mbps[0]);
+		}
+		if (!cpu) {
+			a = choice_find(r, i, "lib:auto");
+			choice_auto_path(ap, sizeof(ap), a);
+			snprintf(ratio, sizeof(ratio), "-");
+			if (a && a->desc)
+				snprintf(ratio, sizeof(ratio), "%.2f", a->extra);
+			fprintf(f, "  %-18s %-14s %9s %s", ap, a && a->desc ? a->best : "-", ratio,
+				a && a->desc ? a->desc : "-");
+		}
+		fputc('\n', f);
+	}
+}
+
+static void choice_table(FILE *f, const struct report *r, int sec)
+{
+	const char *col[CHOICE_MAX_COLS];
+	int ncol = choice_columns(r, sec, col), i, j, k;
+	bool first = true;
+
+	choice_grid(f, r, sec, false);
+	choice_grid(f, r, sec, true);
+	/* what could not serve or failed, each reason once, with the number of cells */
+	for (i = 0; i < r->nrows; i++) {
+		const struct row *x = r->rows[i];
+		int n = 0, all = 0;
+		bool seen = false, col_of = false;
+
+		if (x->section != sec || x->status == ROW_OK)
+			continue;
+		for (j = 0; j < i && !seen; j++)
+			seen = r->rows[j]->section == sec && r->rows[j]->status == x->status &&
+			       !strcmp(r->rows[j]->method, x->method) &&
+			       !strcmp(r->rows[j]->note, x->note);
+		if (seen)
+			continue;
+		for (j = 0; j < r->nrows; j++) {
+			const struct row *y = r->rows[j];
+
+			if (y->section != sec || strcmp(y->method, x->method))
+				continue;
+			all++;
+			n += y->status == x->status && !strcmp(y->note, x->note);
+		}
+		for (k = 0; k < ncol; k++)
+			col_of |= !strcmp(col[k], x->method);
+		fprintf(f, "%s%s %s: %s (%d of %d cells%s)\n", first ? "\n" : "",
+			x->status == ROW_SKIPPED ? "n/s" : "ERR", x->method, x->note, n, all,
+			col_of ? "" : "; no column");
+		first = false;
+	}
+}
+
 void output_text(FILE *f, const struct report *r)
 {
 	int s, i;
@@ -204,6 +367,8 @@ void output_text(FILE *f, const struct report *r)
 			frames_table(f, r, s);
 		else if (!strcmp(sc->kind, "model"))
 			model_table(f, r, s);
+		else if (!strcmp(sc->kind, "choice"))
+			choice_table(f, r, s);
 	}
 	if (r->ntrailer)
 		fputc('\n', f);

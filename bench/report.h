@@ -64,8 +64,11 @@ struct row {
 	uint64_t fallbacks, unaligned;
 
 	/* for the text tables */
-	double extra;             /* alloc: lib/raw ratio; mmap: alloc ms; frames: CPU ms per frame */
-	const char *desc;         /* alloc: what the loop does; mmap: a remark */
+	double extra;             /* alloc: lib/raw ratio; mmap: alloc ms; frames: CPU ms per frame;
+				   * choice, the lib:auto row: lib:auto / the fastest forced path */
+	const char *desc;         /* alloc: what the loop does; mmap: a remark; choice, the lib:auto
+				   * row: the cell's verdict (ok, miss, FAIL) */
+	char best[32];            /* choice, the lib:auto row: the cell's fastest forced path */
 	uint64_t frames, written, dropped, wakeups, empty_reaps; /* frames, all runs */
 	double libns_p50;         /* frames, queue: median of each run's p50 of dmaio_done.ns (ms) */
 	bool queue_stats;
@@ -74,7 +77,7 @@ struct row {
 #define MAX_SECTIONS 32
 #define MAX_TITLE 4
 struct section {
-	char kind[16];            /* io, alloc, mmap, ranges, files, frames, model */
+	char kind[16];            /* io, alloc, mmap, ranges, files, frames, model, choice */
 	char *title[MAX_TITLE];   /* the lines above its table */
 	int ntitle;
 };

@@ -13,6 +13,10 @@ dmaio-bench used to print itself:
   udmabuf alloc <= 2x system heap        dmaio_buf_alloc of udmabuf against the system heap
   library alloc <= 1.05x raw DMA_HEAP_IOCTL_ALLOC (HEAP), for every heap
   lib:load >= 0.90x base, lib:load-into >= 0.90x base   (dmaio-bench-model)
+  choice: lib:auto within 10% of the best forced path, and never 1.5x slower (issue 26; not
+          printed by dmaio-bench before): each cell of --tests choice (provider x buffer x range
+          size x direction) is ok (lib:auto >= 0.90x the fastest lib:PATH of the cell), miss
+          (below) or FAIL (below 1/1.5); the cell's buffer is size_bytes x count
 
 MET / MISSED by the ratio of the medians; a JSON input also gives the ratios run by run (the
 cases of a run ran next to each other). lib:auto is the first buffer's (lib:auto@PROVIDER when
@@ -223,6 +227,55 @@ def model_targets(rows, v):
             v.add(t, False, False, "not measured")
 
 
+CHOICE_OK = 0.90
+CHOICE_FAIL = 1 / 1.5
+
+
+def choice_targets(rows, v):
+    """per cell of --tests choice (provider, range size, ranges, direction; the buffer is
+    size_bytes x count): lib:auto against the fastest forced path"""
+    cells = {}
+    for r in rows:
+        if r.get("test") != "choice":
+            continue
+        key = (r.get("provider"), int(r["size_bytes"]), int(r["count"]), r.get("dir"))
+        cells.setdefault(key, []).append(r)
+    counts = {"ok": 0, "miss": 0, "FAIL": 0}
+    worst = None
+    lines = []
+    for (prov, rsize, count, d), rs in cells.items():
+        ok = [r for r in rs if r.get("status") == "ok" and not math.isnan(r["mbps_median"])]
+        auto = next((r for r in ok if r.get("method") == "lib:auto"), None)
+        forced = [r for r in ok
+                  if r.get("method", "").startswith("lib:") and r.get("method") != "lib:auto"]
+        cell = "%s %s buffer, %s ranges, %s" % (prov, size_str(rsize * count), size_str(rsize), d)
+        if not auto or not forced:
+            why = "no lib:auto result" if not auto else "no forced path served"
+            lines.append("  [n/a] %s: %s" % (cell, why))
+            continue
+        best = max(forced, key=lambda r: r["mbps_median"])
+        x = auto["mbps_median"] / best["mbps_median"] if best["mbps_median"] > 0 else math.nan
+        tag = "ok" if x >= CHOICE_OK else "miss" if x >= CHOICE_FAIL else "FAIL"
+        counts[tag] += 1
+        if worst is None or x < worst[0]:
+            worst = (x, cell)
+        lines.append("  [%s] %s: auto %s %.0f MB/s vs best %s %.0f MB/s = %.2fx%s" %
+                     (tag, cell, auto.get("path", "-"), auto["mbps_median"],
+                      best["method"][len("lib:"):], best["mbps_median"], x, paired(auto, best)))
+    judged = sum(counts.values())
+    v.lines.append("choice of path (lib:auto against the fastest forced path of each cell; "
+                   "medians; ok >= %.2fx, miss below, FAIL below %.2fx)" % (CHOICE_OK, CHOICE_FAIL))
+    v.lines.extend(lines)
+    detail = "%d cells: %d ok, %d miss, %d FAIL%s" % (
+        judged, counts["ok"], counts["miss"], counts["FAIL"],
+        "; worst %.2fx (%s)" % worst if worst else "")
+    v.add("choice: lib:auto within 10% of the best forced path", judged > 0,
+          judged > 0 and counts["miss"] + counts["FAIL"] == 0, detail)
+    v.add("choice: lib:auto never 1.5x slower than the best forced path", judged > 0,
+          judged > 0 and counts["FAIL"] == 0,
+          "%d of %d cells below %.2fx" % (counts["FAIL"], judged, CHOICE_FAIL))
+
+
 def main(argv):
     args = [a for a in argv[1:] if a != "--strict"]
     strict = "--strict" in argv[1:]
@@ -235,8 +288,9 @@ def main(argv):
         print("verdict.py: %s: %s" % (args[0], e), file=sys.stderr)
         return 2
     tests = {r.get("test") for r in rows}
-    if not tests & {"io", "alloc", "model"}:
-        print("verdict.py: %s: no io, alloc or model results: no target to judge" % args[0], file=sys.stderr)
+    if not tests & {"io", "alloc", "model", "choice"}:
+        print("verdict.py: %s: no io, alloc, model or choice results: no target to judge" % args[0],
+              file=sys.stderr)
         return 2
     v = Verdicts()
     if tests & {"io", "alloc"}:
@@ -249,6 +303,8 @@ def main(argv):
     if "model" in tests:
         v.lines.append("targets of the model load (medians of this run; MET/MISSED by the ratio of medians)")
         model_targets(rows, v)
+    if "choice" in tests:
+        choice_targets(rows, v)
     if not is_json:
         v.lines.append("  (from a CSV: the run-by-run ratios need the run's --json)")
     print("\n".join(v.lines))
