@@ -198,6 +198,9 @@ struct heap_rep {
 	int shared;         /* node_perms(): 1 usable by a group or everyone, 0 root only */
 };
 
+#define MAX_EST 16
+static bool explain; /* --explain */
+
 struct file_choice {
 	char provider[64];
 	int alloc_err;
@@ -210,6 +213,8 @@ struct file_choice {
 	size_t last_len;
 	int last_path;
 	char last_why[256];
+	int nest;           /* --explain: every path's estimate for [0, buf_len), or -errno */
+	struct dmaio_path_estimate est[MAX_EST];
 };
 
 struct file_rep {
@@ -433,6 +438,7 @@ static void probe_file(struct report *r, struct file_rep *f)
 		f->open_err = -errno;
 		return;
 	}
+	f->fi.struct_size = sizeof(f->fi);
 	f->probe_err = dmaio_fd_get_info(fd, &f->fi);
 	if (f->probe_err < 0) {
 		close(fd);
@@ -472,6 +478,13 @@ static void probe_file(struct report *r, struct file_rep *f)
 			continue;
 		}
 		c->path = choose(b, fd, 0, len, c->why, sizeof(c->why));
+		if (explain) {
+			c->est[0].struct_size = sizeof(c->est[0]);
+			c->nest = dmaio_fd_explain_path(fd, 0, b, 0, len, DMAIO_OP_READ, 0, c->est,
+							MAX_EST);
+			if (c->nest > MAX_EST)
+				c->nest = MAX_EST;
+		}
 		if (len && size > len) {
 			/* the last chunk of a whole-file read in chunks of len */
 			uint64_t off = (size / len) * len;
@@ -512,6 +525,31 @@ static const char *path_str(int path)
 		return errname(path);
 	n = dmaio_path_name(path);
 	return n ? n : "?";
+}
+
+/* --explain: one line per path, the chosen one marked */
+static void print_estimates(const struct file_choice *c)
+{
+	if (!explain)
+		return;
+	if (c->nest < 0) {
+		printf("  %-16s   estimates: %s\n", "", strerror(-c->nest));
+		return;
+	}
+	for (int k = 0; k < c->nest; k++) {
+		const struct dmaio_path_estimate *e = &c->est[k];
+
+		if (e->status) {
+			printf("  %-16s   %c %-15s cannot: %s\n", "", ' ', path_str((int)e->path),
+			       e->reason[0] ? e->reason : strerror(-e->status));
+			continue;
+		}
+		printf("  %-16s   %c %-15s %10.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f"
+		       " (%u measured) + setup %.1f\n", "", e->chosen ? '*' : ' ',
+		       path_str((int)e->path), (double)e->est_ns / 1e3, (double)e->ops_ns / 1e3,
+		       (double)e->bytes_ns / 1e3, (double)e->walk_ns / 1e3,
+		       (double)e->ratio_milli / 1e3, e->samples, (double)e->setup_ns / 1e3);
+	}
 }
 
 static void print_text(const struct report *r)
@@ -667,6 +705,7 @@ static void print_text(const struct report *r)
 			if (c->why[0])
 				printf(" - %s", c->why);
 			printf("\n");
+			print_estimates(c);
 			if (c->has_last) {
 				printf("  %-16s %s buffer, bytes [%" PRIu64 ", %" PRIu64 ") (the last chunk): %s", "", tmp, c->last_off,
 				       c->last_off + c->last_len, path_str(c->last_path));
@@ -834,6 +873,34 @@ static void j_cap(struct json *j, const char *key, int cap)
 	j_str(j, key, cap_name(cap));
 }
 
+/* --explain: "estimates": one object per path, times in nanoseconds */
+static void json_estimates(struct json *j, const struct file_choice *c)
+{
+	if (c->nest < 0) {
+		j_err(j, "estimates_error", c->nest);
+		return;
+	}
+	j_open(j, "estimates", '[');
+	for (int k = 0; k < c->nest; k++) {
+		const struct dmaio_path_estimate *e = &c->est[k];
+
+		j_open(j, NULL, '{');
+		j_str(j, "path", path_str((int)e->path));
+		j_err(j, "error", e->status);
+		j_bool(j, "chosen", e->chosen);
+		j_int(j, "est_ns", (long long)e->est_ns);
+		j_int(j, "ops_ns", (long long)e->ops_ns);
+		j_int(j, "bytes_ns", (long long)e->bytes_ns);
+		j_int(j, "walk_ns", (long long)e->walk_ns);
+		j_int(j, "setup_ns", (long long)e->setup_ns);
+		j_int(j, "samples", e->samples);
+		j_int(j, "ratio_milli", e->ratio_milli);
+		j_str(j, "reason", e->reason);
+		j_close(j, '}');
+	}
+	j_close(j, ']');
+}
+
 static void print_json(const struct report *r)
 {
 	const struct dmaio_sys_info *s = &r->sys;
@@ -976,6 +1043,8 @@ static void print_json(const struct report *r)
 					j_str(&j, "path", c->path >= 0 ? path_str(c->path) : NULL);
 					j_err(&j, "path_error", c->path < 0 ? c->path : 0);
 					j_str(&j, "why", c->why);
+					if (explain)
+						json_estimates(&j, c);
 					if (c->has_last) {
 						j_open(&j, "last_chunk", '{');
 						j_int(&j, "offset", (long long)c->last_off);
@@ -1013,6 +1082,8 @@ static void usage(FILE *out)
 		"is missing. For each FILE: its O_DIRECT support and alignment, and the path a read\n"
 		"of it would take into a buffer from each provider that works, and why.\n"
 		"\n"
+		"  --explain   for each FILE and provider, every path's estimated time for the read\n"
+		"              (the cost model's parts, the ratio learned, why it can or cannot serve)\n"
 		"  --json      print the report as one JSON object (\"schema\": 1); strings are UTF-8,\n"
 		"              a byte of a file name that is not UTF-8 shows as U+FFFD, and the\n"
 		"              file's \"name_hex\" then holds the name's exact bytes\n"
@@ -1031,6 +1102,7 @@ static int parse_options(int argc, char **argv, bool *json)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "explain", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
@@ -1038,10 +1110,14 @@ static int parse_options(int argc, char **argv, bool *json)
 	int c;
 
 	*json = false;
+	explain = false;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			*json = true;
+			break;
+		case 'x':
+			explain = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -109,6 +109,39 @@ static inline void dmaio_heap_set_rw_probed(struct dmaio_heap *h)
 	__atomic_store_n(&h->rw_probed, true, __ATOMIC_RELEASE);
 }
 
+/* ---- the cost model of the path choice (choose/cost.c) ------------------------------------ */
+/* The machine's costs: what one op, one call, one byte costs here. Measured once per process by
+ * the base probe (probe/system.c: a memory copy, a trivial syscall), or fixed (DMAIO_COST=fixed,
+ * for tests). Nanoseconds, per byte where it says so. */
+struct dmaio_cost_params {
+	double sys_ns;             /* a trivial syscall */
+	double op_ns;              /* an io_uring op: submission, completion, the op's own setup */
+	double call_ns;            /* a blocking call handed to a worker thread and back */
+	double copy_ns;            /* per byte: a CPU copy */
+	double dev_ns;             /* per byte: the storage, before anything was measured */
+	double walk_ns;            /* per byte of a buffer's table the kernel walks (a page entry) */
+	double map_dmabuf_ns;      /* per byte: mapping a dma-buf (pages entered at mmap) */
+	double map_memfd_ns;       /* per byte: mapping a memfd (pages entered on first touch) */
+	double reg_ns;             /* per byte: registering a dma-buf with the kernel */
+};
+
+/* What was measured since: per kind of request and path, log2 of measured / modelled time
+ * (an open-addressing table, lock-free: a key is claimed with a CAS and never moves; a value
+ * packs the sample count and the float, replaced with a CAS). */
+#define DMAIO_COST_CELLS 512
+struct dmaio_cost_cell {
+	uint32_t key;              /* 0: free */
+	uint32_t pad;
+	uint64_t val;              /* samples << 32 | float bits of log2(ratio) */
+};
+
+struct dmaio_cost {
+	bool fixed;                /* DMAIO_COST=fixed: the params below never change, no learning */
+	bool calibrated;           /* params set (base probe) */
+	struct dmaio_cost_params p;
+	struct dmaio_cost_cell cells[DMAIO_COST_CELLS];
+};
+
 /* ---- context ------------------------------------------------------------------------------ */
 struct dmaio_ctx {
 	/* lock: the probe state (heaps, sys, device fds, probe flags). A probe holds it while it
@@ -144,6 +177,7 @@ struct dmaio_ctx {
 	struct dmaio_pool *pool;        /* worker threads, created on first blocking op */
 	unsigned nbufs;
 	struct dmaio_stats stats;
+	struct dmaio_cost cost;    /* the path choice's cost model (choose/cost.c) */
 	/* fork(): the library's locks are all taken around it (api/ctx.c), so a child never
 	 * inherits one held by a thread that does not exist there. Every context is on one
 	 * process-wide list; its buffers are on bufs (under bufs_lock). Lock order, the one
@@ -242,6 +276,12 @@ struct dmaio_req {
 	uint32_t tried;            /* bit per path id */
 	uint32_t fallbacks;
 	int last_refusal;
+	/* the cost model's view of the current path (choose/cost.c): what it modelled for the
+	 * rest of the range, without the per-buffer share (setup), and the key its measurement
+	 * goes under; setup_ns: time the path's begin took (mapping, registration) */
+	uint32_t cost_key;
+	double cost_model_ns;
+	uint64_t setup_ns;
 	/* progress of the current path over [start, end) of the range (rel offsets) */
 	uint64_t start;
 	uint64_t end;              /* len, or less for reads that stop at end of file */

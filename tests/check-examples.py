@@ -853,6 +853,22 @@ int main(int argc, char **argv)
 """, runs=[run(expect=[OK(r"^[a-z-]+: .+")]),
            run(args=["bad"], expect=[OK(rf"^no path: {strerr(errno.EINVAL)} \(.*\)$")])]),
 
+    "show(int fd, struct dmaio_buf *buf, uint64_t len)": dict(
+        kind="driver", driver=r"""
+int main(int argc, char **argv)
+{
+	int fd = ex_open_read("weights.bin");
+	uint64_t size = ex_file_size("weights.bin");
+	struct dmaio_buf *buf = ex_memfd_buf(size);
+	int bad = argc > 1 && argv[1][0];   /* a range past the buffer */
+	show(fd, buf, bad ? (uint64_t)dmaio_buf_size(buf) + 1 : size);
+	dmaio_buf_free(buf);
+	ex_close(fd);
+	return 0;
+}
+""", runs=[run(expect=[OK(r"^\* [a-z-]+: [0-9.]+ us$")]),
+           run(args=["bad"], expect=[OK(rf"^no estimates: {strerr(errno.EINVAL)}$")])]),
+
     "print_direct(int fd)": dict(
         kind="driver", driver=r"""
 int main(void)

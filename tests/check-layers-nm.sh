@@ -5,8 +5,8 @@
 #
 # The layering of lib/ (LIBDIR/LAYERS) checked on what the compiler made of it, the symbols of
 # the built objects, where check-layers.sh checks the #include lines. OBJDIR: a directory of the
-# library's objects as meson leaves them (build/lib/libdmaio.so.1.0.0.p,
-# build/lib/libdmaio-model.so.1.0.0.p, build/lib/libdmaio-fault.a.p); an object's name encodes
+# library's objects as meson leaves them (build/lib/libdmaio.so.1.1.0.p,
+# build/lib/libdmaio-model.so.1.1.0.p, build/lib/libdmaio-fault.a.p); an object's name encodes
 # its source file under LIBDIR, "queue_queue.c.o" for queue/queue.c, so its layer is the name up
 # to the first '_'.
 #

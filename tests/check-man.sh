@@ -57,9 +57,12 @@ report() { # title file
 }
 
 # ---- the exported symbols (the global: sections of the version script) ----------------------
-sed -e 's:/\*.*\*/::g' -e 's:#.*$::' "$map" "$src/lib/model/libdmaio-model.map" |
+# comments may span lines; a node's name (its own, or the one it follows after "}") ends a
+# global: list as local: does (the last node of a map may be a global: one)
+cat "$map" "$src/lib/model/libdmaio-model.map" | perl -0777 -pe 's{/\*.*?\*/}{}gs; s/#.*$//mg' |
 	tr ';{}' '\n\n\n' | sed 's/[[:space:]]//g' |
-	awk '/^local:/ { g = 0; next } /^global:/ { g = 1; sub(/^global:/, "") } g && NF' |
+	awk '/^local:/ { g = 0; next } /^[A-Z][A-Z_0-9.]*$/ { g = 0; next }
+	     /^global:/ { g = 1; sub(/^global:/, "") } g && NF' |
 	grep -v '^$' | grep -v '^[A-Z_0-9.]*$' | sort -u >"$tmp/exported"
 [ -s "$tmp/exported" ] || { echo "FAIL: no symbol in $map"; exit 1; }
 

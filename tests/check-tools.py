@@ -9,6 +9,10 @@ The command-line tools as a user meets them (issue 14, item 3), one regression c
   json      dmaio-info --json with file names that are not UTF-8 (and control characters):
             Python's json.loads accepts it, "schema" is 1, the name comes back with each
             invalid byte as U+FFFD and "name_hex" holds the exact bytes
+  explain   dmaio-info --json --explain FILE: the file is probed (no "error"; the report's
+            struct_size was once left 0, so every file failed with EINVAL), and each provider's
+            read has one estimate per path, exactly one chosen, the same path as its "path",
+            the chosen one's estimate the lowest of those that can serve
   memfd     dmaio-cp -v --heap memfd names the direct path of a memfd buffer by the library's
             name, "udmabuf-direct" (the one DMAIO_PATH and --path take), never "memfd-direct"
   progress  on a terminal (a pty): one line rewritten with \r, with MB/s and ETA, and the
@@ -129,6 +133,33 @@ if doc is not None:
             check("json: name_hex %r" % p[-14:], f.get("name_hex") == p.hex(), "%r" % f.get("name_hex"))
         else:
             check("json: no name_hex for UTF-8 %r" % p[-14:], "name_hex" not in f)
+
+# --- explain -------------------------------------------------------------------------------
+ef = os.path.join(tmp, "explain")
+with open(ef, "wb") as f:
+    f.write(pattern(3 << 20))
+r = run([info, "--json", "--explain", ef])
+try:
+    doc = json.loads(r.stdout.decode("utf-8"))
+except (UnicodeDecodeError, ValueError) as e:
+    doc = None
+    check("explain: parses", False, "%s; exit %d; %r" % (e, r.returncode, r.stdout[-300:]))
+if doc is not None:
+    f = doc.get("files", [{}])[0]
+    check("explain: the file is probed", f.get("error") is None, "error %r" % f.get("error"))
+    reads = [c for c in f.get("read_paths", []) if c.get("alloc_error") is None]
+    check("explain: a provider read it", len(reads) > 0, "%r" % f.get("read_paths"))
+    for c in reads:
+        est = c.get("estimates", [])
+        chosen = [e for e in est if e.get("chosen")]
+        can = [e["est_ns"] for e in est if e.get("error") is None]
+        check("explain %s: one estimate per path" % c["provider"], len(est) == 6, "%r" % est)
+        check("explain %s: one chosen, the path taken" % c["provider"],
+              len(chosen) == 1 and chosen[0]["path"] == c.get("path"),
+              "chosen %r, path %r" % ([e["path"] for e in chosen], c.get("path")))
+        check("explain %s: the chosen estimate is the lowest" % c["provider"],
+              len(chosen) == 1 and chosen[0]["est_ns"] == min(can) and min(can) > 0,
+              "%r" % est)
 
 # --- memfd ---------------------------------------------------------------------------------
 r = run([cp, "-v", "--heap", "memfd", "--path", "udmabuf-direct", src, os.path.join(tmp, "m")])

@@ -170,6 +170,15 @@ static int ctx_init(struct dmaio_ctx *c)
 		else
 			c->env_path = p;
 	}
+	env = secure_getenv("DMAIO_COST");
+	if (env && *env) {
+		if (!strcmp(env, "fixed"))
+			c->cost.fixed = true;
+		else if (strcmp(env, "measured"))
+			dmaio_log(c, "DMAIO_COST=%s is not fixed or measured; ignored", env);
+	}
+	/* until the base probe measures the machine */
+	dmaio_cost_params_fixed(&c->cost.p);
 	env = secure_getenv("DMAIO_WORKERS");
 	if (env && *env) {
 		char *end;

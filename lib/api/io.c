@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "../choose/choose.h"
 #include "../probe/probe.h"
 #include "../queue/queue.h"
 
@@ -173,4 +174,70 @@ DMAIO_EXPORT int dmaio_fd_choose_path(int fd, uint64_t file_off, struct dmaio_bu
 	if (w)
 		dmaio_reason_set(reason, err < 0 ? err : 0, "%s", w);
 	return err;
+}
+
+static uint64_t round_ns(double ns)
+{
+	return ns <= 0 ? 0 : ns >= 1.8e19 ? UINT64_MAX : (uint64_t)(ns + 0.5);
+}
+
+DMAIO_EXPORT int dmaio_fd_explain_path(int fd, uint64_t file_off, struct dmaio_buf *buf,
+				       uint64_t buf_off, uint64_t len, uint32_t op, uint32_t flags,
+				       struct dmaio_path_estimate *est, uint32_t count)
+{
+	unsigned n = dmaio_choose_count();
+	struct dmaio_cost_est e[DMAIO_PATH_SLOTS];
+	const char *why[DMAIO_PATH_SLOTS];
+	int status[DMAIO_PATH_SLOTS], ids[DMAIO_PATH_SLOTS], pick, err;
+	bool write = op == DMAIO_OP_WRITE;
+	uint32_t stride = 0;
+	struct dmaio_file f;
+	struct dmaio_req r;
+
+	if ((count && !est) || (op != DMAIO_OP_READ && op != DMAIO_OP_WRITE))
+		return -EINVAL;
+	if (count) {
+		stride = est->struct_size;
+		if (stride < DMAIO_SIZE_PATH_ESTIMATE || stride > DMAIO_ABI_SIZE_MAX)
+			return -EINVAL;
+	}
+	err = dmaio_check_range(buf, buf_off, file_off, len, flags);
+	if (err)
+		return err;
+	if (fd < 0)
+		return -EBADF;
+	err = dmaio_file_probe(buf->ctx, fd, false, &f);
+	if (!err)
+		err = dmaio_file_check_dir(&f, write);
+	if (err) {
+		dmaio_file_release(&f);
+		return err;
+	}
+	dmaio_ctx_probe_base(buf->ctx);
+	dmaio_q_req_init(&r, buf, &f, write, buf_off, file_off, len, flags, 0);
+	pick = dmaio_q_explain(&r, status, e, why, ids);
+	dmaio_file_release(&f);
+	for (unsigned i = 0; i < n && i < count; i++) {
+		struct dmaio_path_estimate v = { .struct_size = sizeof(v) };
+		struct dmaio_path_estimate *out =
+			(struct dmaio_path_estimate *)((char *)est + (size_t)stride * i);
+		double ratio = status[i] ? 1 : e[i].ratio;
+
+		v.path = (uint32_t)ids[i];
+		v.status = status[i] < 0 ? status[i] : 0;
+		v.chosen = (int)i == pick;
+		if (!status[i]) {
+			v.est_ns = round_ns(e[i].est_ns);
+			v.ops_ns = round_ns(e[i].ops_ns);
+			v.bytes_ns = round_ns(e[i].bytes_ns);
+			v.walk_ns = round_ns(e[i].walk_ns);
+			v.setup_ns = round_ns(e[i].setup_ns);
+			v.samples = e[i].samples;
+		}
+		v.ratio_milli = ratio * 1000 >= 4e9 ? UINT32_MAX : (uint32_t)(ratio * 1000 + 0.5);
+		snprintf(v.reason, sizeof(v.reason), "%s", why[i] ? why[i] : "");
+		out->struct_size = stride;
+		dmaio_abi_copy_out(out, &v, sizeof(v));
+	}
+	return (int)n;
 }

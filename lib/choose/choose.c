@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Path choice: the path table and scoring. Scores come from cached facts only (no syscalls). */
+/* Path choice: the path table, and the choice of the path with the lowest estimated cost
+ * (cost.c) among those that can serve, from cached facts only (no syscalls). */
 #include <string.h>
 
 #include "choose.h"
+#include "cost.h"
 #include "../paths/path.h"
 #include "../sys/sys.h"
 
-/* Adding a path: a file in paths/ and a line here. Order breaks score ties. */
+/* Adding a path: a file in paths/ and a line here. Order breaks ties of estimates. */
 static const struct dmaio_path_ops *const path_table[] = {
 	&dmaio_path_rw_file,
 	&dmaio_path_uring_dmabuf,
@@ -50,26 +52,27 @@ bool dmaio_choose_may_fall_back(const struct dmaio_req *r, const struct dmaio_pa
 	return !(r->forced == p->id && (r->flags & DMAIO_RW_NO_FALLBACK));
 }
 
-const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, int *score,
-					  const char **why, int *err)
+const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
+					  struct dmaio_cost_est *est, const char **why, int *err)
 {
 	const struct dmaio_path_ops *best = NULL;
-	const char *best_why = NULL;
-	int best_score = 0;
+	struct dmaio_cost_est e;
+	int mode = dmaio_cost_mode(r, cached_pct);
 
 	*err = 0;
+	*why = NULL;
 	if (r->forced && !(r->tried & (1u << r->forced))) {
 		const struct dmaio_path_ops *p = dmaio_path_by_id(r->forced);
+		struct dmaio_cost_shape sh;
 		const char *w = "forced";
-		int s = p ? p->score(r, cached_pct, &w) : -EOPNOTSUPP;
+		int s = p ? p->serve(r, cached_pct, &sh, &w) : -EOPNOTSUPP;
 
 		*why = w;
-		if (s > 0) {
-			r->tried |= 1u << r->forced;
-			*score = s;
+		r->tried |= 1u << r->forced;
+		if (!s) {
+			dmaio_cost_estimate(r, p, mode, &sh, est);
 			return p;
 		}
-		r->tried |= 1u << r->forced;
 		INFO(r->ctx, "  forced path %s cannot serve: %s", dmaio_choose_path_name((uint32_t)r->forced), w);
 		if (r->flags & DMAIO_RW_NO_FALLBACK) {
 			*err = -EOPNOTSUPP;
@@ -78,28 +81,66 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, i
 		r->fallbacks++;
 		r->last_refusal = s;
 	}
+	/* the lowest estimate among the paths not tried yet; ties go to the table's order */
 	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++) {
 		const struct dmaio_path_ops *p = path_table[i];
+		struct dmaio_cost_shape sh;
 		const char *w = "";
 		int s;
 
 		if (r->tried & (1u << p->id))
 			continue;
-		s = p->score(r, cached_pct, &w);
-		if (s > best_score) {
-			best = p;
-			best_score = s;
-			best_why = w;
-		} else if (s <= 0) {
+		s = p->serve(r, cached_pct, &sh, &w);
+		if (s) {
 			DBG(r->ctx, "  %s: cannot: %s", p->name, w);
+			continue;
+		}
+		dmaio_cost_estimate(r, p, mode, &sh, &e);
+		DBG(r->ctx, "  %s: %.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f (%u measured)"
+		    " + setup %.1f", p->name, e.est_ns / 1e3, e.ops_ns / 1e3, e.bytes_ns / 1e3,
+		    e.walk_ns / 1e3, e.ratio, e.samples, e.setup_ns / 1e3);
+		if (!best || e.est_ns < est->est_ns) {
+			best = p;
+			*est = e;
+			*why = w;
 		}
 	}
-	*score = best_score;
-	*why = best_why;
 	if (!best) {
 		*err = r->last_refusal ? r->last_refusal : -EOPNOTSUPP;
 		return NULL;
 	}
 	r->tried |= 1u << best->id;
 	return best;
+}
+
+unsigned dmaio_choose_count(void)
+{
+	return ARRAY_SIZE(path_table);
+}
+
+int dmaio_choose_explain(const struct dmaio_req *r, int cached_pct, int *status,
+			 struct dmaio_cost_est *est, const char **why,
+			 int *ids)
+{
+	int mode = dmaio_cost_mode(r, cached_pct), pick = -1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++) {
+		const struct dmaio_path_ops *p = path_table[i];
+		struct dmaio_cost_shape sh;
+
+		ids[i] = p->id;
+		why[i] = "";
+		memset(&est[i], 0, sizeof(est[i]));
+		status[i] = p->serve(r, cached_pct, &sh, &why[i]);
+		if (status[i])
+			continue;
+		dmaio_cost_estimate(r, p, mode, &sh, &est[i]);
+		if (pick < 0 || est[i].est_ns < est[pick].est_ns)
+			pick = (int)i;
+	}
+	/* a forced path that can serve is taken whatever its estimate */
+	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++)
+		if (r->forced == path_table[i]->id && !status[i])
+			pick = (int)i;
+	return pick;
 }

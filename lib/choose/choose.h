@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Layer "choose": the path table and the choice of a path for a request: the forced one first
- * (flags or DMAIO_PATH), then the best score among the paths not tried yet for this request.
+ * (flags or DMAIO_PATH), then the lowest estimated cost (cost.h) among the paths not tried yet
+ * for this request that can serve it.
  */
 #ifndef DMAIO_CHOOSE_H
 #define DMAIO_CHOOSE_H
 
 #include "../dmaio-types.h"
+#include "cost.h"
 
 /* The path to try next for r, marked tried (r->tried, r->fallbacks, r->last_refusal updated for
- * the ones that cannot serve). NULL when none is left: *err says why (-EOPNOTSUPP for a forced
- * path that cannot serve with DMAIO_RW_NO_FALLBACK). *why: one line for the debug log. */
-const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, int *score,
-					  const char **why, int *err);
+ * the ones that cannot serve), with its estimate *est. NULL when none is left: *err says why
+ * (-EOPNOTSUPP for a forced path that cannot serve with DMAIO_RW_NO_FALLBACK). *why: one line
+ * for the debug log. */
+const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
+					  struct dmaio_cost_est *est, const char **why, int *err);
+/* Every path of the table for r, as dmaio_choose() would see it (nothing marked): each one's
+ * refusal (-errno) or 0 and its estimate, and its line; the index of the one it would take (the
+ * forced one when it can serve), -1 when none. n: room in the arrays (ARRAY of the table). */
+unsigned dmaio_choose_count(void);
+int dmaio_choose_explain(const struct dmaio_req *r, int cached_pct, int *status,
+			 struct dmaio_cost_est *est, const char **why, int *ids);
 const struct dmaio_path_ops *dmaio_path_by_id(int id);
 /* the name of a path value ("auto" for 0), NULL for none; and the reverse (-EINVAL) */
 const char *dmaio_choose_path_name(uint32_t id);

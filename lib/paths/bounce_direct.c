@@ -10,26 +10,24 @@
 
 #define CHUNK DMAIO_BOUNCE_MAX
 #define EDGE (4u << 20)
-#define MIN_WORTH (1u << 20)
 
-static int score(const struct dmaio_req *r, int cached_pct, const char **why)
+static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *sh,
+		 const char **why)
 {
-	struct dmaio_split s;
+	uint64_t mid;
 
-	(void)cached_pct;
 	if (r->file->direct < 0) {
 		*why = "the file takes no O_DIRECT";
 		return r->file->direct;
 	}
-	dmaio_split_range(r->file_off + r->start, r->len - r->start,
-			  r->write ? UINT64_MAX : dmaio_file_size_load(r->file),
-			  dmaio_path_align(r), &s);
-	if (s.mid < MIN_WORTH) {
-		*why = "aligned middle too small to be worth O_DIRECT";
-		return 30;
-	}
+	/* the middle O_DIRECT into pinned bounce memory and copied to the mapping while the
+	 * storage works on the next pieces; the edges through the page cache */
+	mid = dmaio_path_shape(r, cached_pct, dmaio_path_align(r), true, CHUNK, EDGE, sh);
+	sh->copy += mid;
+	sh->overlap = mid;
+	sh->map = r->len - r->start;
 	*why = "O_DIRECT through pinned bounce buffers, copy overlapped";
-	return 70;
+	return 0;
 }
 
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
@@ -82,7 +80,7 @@ static void finish(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op 
 const struct dmaio_path_ops dmaio_path_bounce_direct = {
 	.id = DMAIO_PATH_BOUNCE_DIRECT,
 	.name = "bounce-direct",
-	.score = score,
+	.serve = serve,
 	.begin = begin,
 	.next = next,
 	.finish = finish,

@@ -10,14 +10,15 @@
 #define WARM_PCT 90
 #define PIECE (4u << 20)
 
-static int score(const struct dmaio_req *r, int cached_pct, const char **why)
+static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *sh,
+		 const char **why)
 {
-	if (!r->write && cached_pct >= WARM_PCT) {
-		*why = "the range is in the page cache: a memory copy beats the device";
-		return 85;
-	}
-	*why = "page cache copy into the CPU mapping";
-	return 50;
+	dmaio_path_shape(r, cached_pct, 1, false, PIECE, PIECE, sh);
+	sh->map = r->len - r->start;
+	*why = !r->write && cached_pct >= WARM_PCT ?
+	       "the range is in the page cache: a memory copy" :
+	       "page cache copy into the CPU mapping";
+	return 0;
 }
 
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
@@ -48,7 +49,7 @@ static bool refuses(int err)
 const struct dmaio_path_ops dmaio_path_buffered = {
 	.id = DMAIO_PATH_BUFFERED,
 	.name = "buffered",
-	.score = score,
+	.serve = serve,
 	.begin = begin,
 	.next = next,
 	.refuses = refuses,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the paths: the buffer's mapping, transfers through it, refusals. */
 #include <linux/dma-buf.h>
+#include <string.h>
 
 #include "path.h"
 #include "../engine/engine.h"
@@ -72,4 +73,34 @@ bool dmaio_path_congruent(const struct dmaio_req *r, uint32_t mem_align, struct 
 
 	dmaio_split_range(r->file_off + r->start, r->len - r->start, limit, dmaio_path_align(r), s);
 	return !s->mid || !mem_align || (r->buf_off + r->start + s->head) % mem_align == 0;
+}
+
+static uint64_t pieces(uint64_t n, uint64_t chunk)
+{
+	return n ? (n + chunk - 1) / chunk : 0;
+}
+
+uint64_t dmaio_path_shape(const struct dmaio_req *r, int cached_pct, uint32_t align,
+			  bool direct_ok, uint64_t chunk, uint64_t edge, struct dmaio_cost_shape *sh)
+{
+	uint64_t off = r->file_off + r->start, len = r->len - r->start, size, edges, miss;
+	struct dmaio_split s = { .head = len };
+
+	memset(sh, 0, sizeof(*sh));
+	if (!r->write) {
+		/* a read moves nothing past the end of file known now */
+		size = dmaio_file_size_load(r->file);
+		len = off >= size ? 0 : MIN(len, size - off);
+		s.head = len;
+	}
+	if (direct_ok)
+		dmaio_split_range(off, len, r->write ? UINT64_MAX : off + len, align, &s);
+	edges = s.head + s.tail;
+	sh->ops = pieces(s.head, edge) + pieces(s.mid, chunk) + pieces(s.tail, edge);
+	/* the edges go through the page cache: copied, and read from the storage where the page
+	 * cache misses them (all of it when the residency is unknown), written back on writes */
+	miss = r->write || cached_pct < 0 ? edges : edges * (uint64_t)(100 - MIN(cached_pct, 100)) / 100;
+	sh->dev = s.mid + miss;
+	sh->copy = edges;
+	return s.mid;
 }

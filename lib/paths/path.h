@@ -13,12 +13,28 @@
 struct dmaio_engine;
 struct dmaio_op;
 
+/* What serving a request would take on a path, in counts and bytes only: the choice layer
+ * (choose/cost.c) prices them with the costs measured on the running machine. */
+struct dmaio_cost_shape {
+	uint64_t ops;      /* transfers queued on the ring (io_uring entries) */
+	uint64_t calls;    /* blocking calls handed to the worker threads (ioctl, splice) */
+	uint64_t dev;      /* bytes the storage moves (O_DIRECT, or page-cache misses) */
+	uint64_t copy;     /* bytes the CPU copies (page cache or bounce memory <-> the buffer) */
+	uint64_t overlap;  /* of copy: bytes copied while the storage works on other pieces */
+	uint64_t map;      /* bytes of the buffer's CPU mapping this request pays for: its share,
+			    * the mapping being made once per buffer and used by every range */
+	uint64_t reg;      /* the same for a registration of the buffer with the kernel */
+	uint64_t walk;     /* buffer bytes the kernel walks per call, summed over the calls */
+};
+
 struct dmaio_path_ops {
 	int id;                    /* enum dmaio_path */
 	const char *name;
-	/* Can it serve this request, and how well: > 0 score, or -errno with *why the reason.
-	 * cached_pct: page-cache residency of the range (reads), -errno when unknown. */
-	int (*score)(const struct dmaio_req *r, int cached_pct, const char **why);
+	/* Can it serve the rest of this request ([r->start, r->len)), and what would it take:
+	 * 0 with *shape filled, or -errno with *why the reason. cached_pct: page-cache residency
+	 * of the range (reads), -errno when unknown. *why: one line on how it would serve. */
+	int (*serve)(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *shape,
+		     const char **why);
 	/* Take over the request at r->start: split it, map, register. 0 or -errno. */
 	int (*begin)(struct dmaio_req *r, struct dmaio_engine *e);
 	/* Fill op with the next transfer at r->cursor and advance it: 1 made, 0 nothing left to
@@ -45,5 +61,11 @@ struct dmaio_split;
 /* splits the rest of the range (into *s); whether its direct middle starts at a buffer offset
  * that is a multiple of mem_align (true when there is no middle or mem_align is 0) */
 bool dmaio_path_congruent(const struct dmaio_req *r, uint32_t mem_align, struct dmaio_split *s);
+/* The shape of the rest of r served as head | middle | tail (the middle only when direct_ok):
+ * the middle through the storage in pieces of chunk, the edges through the page cache in pieces
+ * of edge (each a ring op); reads stop at the known end of file. The caller adds what is its
+ * own (copies of the middle, calls instead of ops, mapping). Returns the middle's bytes. */
+uint64_t dmaio_path_shape(const struct dmaio_req *r, int cached_pct, uint32_t align,
+			  bool direct_ok, uint64_t chunk, uint64_t edge, struct dmaio_cost_shape *sh);
 
 #endif

@@ -13,12 +13,12 @@
 
 #define PIECE (16u << 20) /* per ioctl: pieces of one range overlap on the workers */
 
-static int score(const struct dmaio_req *r, int cached_pct, const char **why)
+static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *sh,
+		 const char **why)
 {
 	struct dmaio_heap *h = r->buf->heap;
 	int32_t err;
 
-	(void)cached_pct;
 	if (r->buf->kind != DMAIO_BUF_HEAP || !h) {
 		*why = "only heap buffers are probed for RW_FILE";
 		return -EOPNOTSUPP;
@@ -28,8 +28,18 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 		       "this heap's exporter lacks the RW_FILE op";
 		return err ? err : -EOPNOTSUPP;
 	}
+	/* one blocking ioctl per piece, the edges included (without DIRECT, through the page
+	 * cache but into the heap's pages by the kernel: no copy of ours); each call walks the
+	 * buffer's whole scatterlist to find the pages of its range */
+	dmaio_path_shape(r, cached_pct, (uint32_t)dmaio_page_size(), r->file->direct > 0, PIECE,
+			 PIECE, sh);
+	sh->calls = sh->ops;
+	sh->ops = 0;
+	sh->dev += sh->copy;
+	sh->copy = 0;
+	sh->walk = sh->calls * r->buf->alloc_size;
 	*why = "the kernel moves the file data to or from the heap's pages (DMA_BUF_IOCTL_RW_FILE)";
-	return 100;
+	return 0;
 }
 
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
@@ -112,7 +122,7 @@ static bool refuses(int err)
 const struct dmaio_path_ops dmaio_path_rw_file = {
 	.id = DMAIO_PATH_RW_FILE,
 	.name = "rw-file",
-	.score = score,
+	.serve = serve,
 	.begin = begin,
 	.next = next,
 	.finish = finish,

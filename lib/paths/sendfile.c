@@ -14,9 +14,9 @@
 #define PIECE (16u << 20)
 #define PIPE_SIZE (1u << 20)
 
-static int score(const struct dmaio_req *r, int cached_pct, const char **why)
+static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *sh,
+		 const char **why)
 {
-	(void)cached_pct;
 	if (r->buf->memfd < 0) {
 		*why = "no memfd behind this buffer";
 		return -EOPNOTSUPP;
@@ -25,8 +25,13 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 		*why = "hugetlbfs memfds take no write()/splice";
 		return -EOPNOTSUPP;
 	}
+	/* blocking splices through a pipe of PIPE_SIZE (two per pipe-full), the kernel copying
+	 * between the page cache and the memfd: no mapping of ours */
+	dmaio_path_shape(r, cached_pct, 1, false, PIECE, PIECE, sh);
+	sh->calls = 2 * ((r->len - r->start + PIPE_SIZE - 1) / PIPE_SIZE);
+	sh->ops = 0;
 	*why = "in-kernel copy between the file and the memfd";
-	return 10;
+	return 0;
 }
 
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
@@ -143,7 +148,7 @@ static bool refuses(int err)
 const struct dmaio_path_ops dmaio_path_sendfile = {
 	.id = DMAIO_PATH_SENDFILE,
 	.name = "sendfile",
-	.score = score,
+	.serve = serve,
 	.begin = begin,
 	.next = next,
 	.refuses = refuses,

@@ -8,7 +8,6 @@
 #include "../split/split.h"
 
 #define CHUNK (4u << 20)
-#define MIN_WORTH (64u << 10)     /* below this, buffered I/O is as fast */
 #define REG_PIECE (1ull << 30)    /* io_uring takes at most 1 GiB per registered buffer */
 
 /* Offsets of buffer and file must be congruent modulo the DIO memory alignment for the aligned
@@ -18,11 +17,12 @@ static bool congruent(const struct dmaio_req *r, struct dmaio_split *s)
 	return dmaio_path_congruent(r, r->file->mem_align, s);
 }
 
-static int score(const struct dmaio_req *r, int cached_pct, const char **why)
+static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *sh,
+		 const char **why)
 {
 	struct dmaio_split s;
+	bool cong;
 
-	(void)cached_pct;
 	if (r->buf->memfd < 0) {
 		*why = "no memfd behind this buffer";
 		return -EOPNOTSUPP;
@@ -31,17 +31,15 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 		*why = "the file takes no O_DIRECT";
 		return r->file->direct;
 	}
-	if (!congruent(r, &s)) {
-		*why = "buffer and file offsets differ modulo the O_DIRECT memory alignment: "
-		       "all of it would go through the page cache";
-		return 20;
-	}
-	if (s.mid < MIN_WORTH) {
-		*why = "aligned middle too small to be worth O_DIRECT";
-		return 20;
-	}
-	*why = "O_DIRECT into the buffer's own pages, fixed buffers";
-	return 80;
+	/* O_DIRECT straight into the memfd's pages (fixed buffers); the edges, and all of it when
+	 * the offsets are not congruent, through the page cache and the memfd's mapping */
+	cong = congruent(r, &s);
+	dmaio_path_shape(r, cached_pct, dmaio_path_align(r), cong, CHUNK, CHUNK, sh);
+	sh->map = r->len - r->start;
+	*why = !cong ? "buffer and file offsets differ modulo the O_DIRECT memory alignment: "
+		       "all of it through the page cache" :
+	       "O_DIRECT into the buffer's own pages, fixed buffers";
+	return 0;
 }
 
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
@@ -87,7 +85,7 @@ static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op
 const struct dmaio_path_ops dmaio_path_udmabuf_direct = {
 	.id = DMAIO_PATH_UDMABUF_DIRECT,
 	.name = "udmabuf-direct",
-	.score = score,
+	.serve = serve,
 	.begin = begin,
 	.next = next,
 	.refuses = dmaio_path_refuses_direct,

@@ -28,11 +28,11 @@ static bool congruent(const struct dmaio_req *r)
 	return dmaio_path_congruent(r, r->write ? r->file->off_align : r->file->roff_align, &s);
 }
 
-static int score(const struct dmaio_req *r, int cached_pct, const char **why)
+static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *sh,
+		 const char **why)
 {
 	int known = __atomic_load_n(&r->ctx->uring_dmabuf, __ATOMIC_RELAXED);
 
-	(void)cached_pct;
 	if (known == DMAIO_CAP_NO) {
 		*why = "kernel refused io_uring dma-buf registration";
 		return -EOPNOTSUPP;
@@ -57,10 +57,14 @@ static int score(const struct dmaio_req *r, int cached_pct, const char **why)
 		*why = "buffer and device offsets differ modulo the device's block";
 		return -EOPNOTSUPP;
 	}
-	/* above rw-file: mapped for the device once, at registration, and queued like any fixed
-	 * buffer; rw-file is the older proposal, which stopped at v2 */
+	/* the middle as fixed ring I/O against the registered dma-buf (mapped for the device
+	 * once, at registration: its share), the edges through the CPU mapping */
+	dmaio_path_shape(r, cached_pct, dmaio_path_align(r), true, CHUNK, EDGE, sh);
+	sh->reg = r->len - r->start;
+	if (sh->copy)
+		sh->map = r->len - r->start;
 	*why = "io_uring fixed I/O against the registered dma-buf";
-	return 105;
+	return 0;
 }
 
 /* -EBUSY from the registration: "not now", never "not this buffer". The kernel's (the device
@@ -134,7 +138,7 @@ static bool refuses(int err)
 const struct dmaio_path_ops dmaio_path_uring_dmabuf = {
 	.id = DMAIO_PATH_URING_DMABUF,
 	.name = "uring-dmabuf",
-	.score = score,
+	.serve = serve,
 	.begin = begin,
 	.next = next,
 	.refuses = refuses,

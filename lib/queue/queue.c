@@ -26,6 +26,7 @@ struct dmaio_q {
 	unsigned held;                /* requests in the queue (not reaped) */
 	struct dmaio_progress prog;
 	struct dmaio_q *next_free;    /* ctx->free_qs */
+	uint64_t last_fin;            /* when the last request finished (its service time ends) */
 };
 
 int dmaio_q_new(struct dmaio_ctx *ctx, unsigned depth, unsigned cap, struct dmaio_q **out)
@@ -221,6 +222,18 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	if (r->res == -ECANCELED)
 		q->prog.cancelled++;
 	account(r, t1 - r->t0);
+	/* what it cost, for the cost model: from when it started or the one before it finished
+	 * (whichever is later: requests in flight share the machine), without its path's setup;
+	 * only a request one path served from its start, and not the first of a queue (it meets
+	 * the one-time costs: the ring's first use, worker threads started, pages faulted) */
+	if (q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path && done && !r->start &&
+	    r->path_bytes[r->path->id] == done) {
+		uint64_t from = MAX(r->t0, q->last_fin), ns = t1 - from;
+
+		if (ns > r->setup_ns)
+			dmaio_cost_learn(r, ns - r->setup_ns);
+	}
+	q->last_fin = t1;
 	DBG(r->ctx, "  => %s %llu bytes via %s%s%s", r->res < 0 ? "error after" : "done",
 	    (unsigned long long)done, dmaio_choose_path_name((uint32_t)r->bulk),
 	    r->res < 0 ? ": " : "", r->res < 0 ? strerror((int)-r->res) : "");
@@ -233,16 +246,22 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 {
 	for (;;) {
 		const struct dmaio_path_ops *p;
+		struct dmaio_cost_est est;
 		const char *why = NULL;
-		int score, err;
+		uint64_t t0;
+		bool mapped;
+		int err;
 
-		p = dmaio_choose(r, cached_pct, &score, &why, &err);
+		p = dmaio_choose(r, cached_pct, &est, &why, &err);
 		if (!p) {
 			INFO(r->ctx, "  no path left: %s", strerror(-err));
 			finish(q, r, err, r->start);
 			return;
 		}
-		DBG(r->ctx, "  path %s (score %d): %s", p->name, score, why ? why : "");
+		DBG(r->ctx, "  path %s (estimate %.1f us): %s", p->name, est.est_ns / 1e3,
+		    why ? why : "");
+		r->cost_key = est.key;
+		r->cost_model_ns = est.ops_ns + est.bytes_ns + est.walk_ns;
 		r->path = p;
 		r->slot = -1;
 		r->end = r->len;
@@ -250,9 +269,13 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		r->err = 0;
 		r->eof = false;
 		r->stop_at = UINT64_MAX;
+		mapped = __atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED) != NULL;
+		t0 = dmaio_now_ns();
 		err = p->begin(r, q->e);
-		if (!err)
+		if (!err) {
+			dmaio_cost_learn_setup(r, mapped, dmaio_now_ns() - t0);
 			return;
+		}
 		/* -EBUSY: the path cannot start now (transient, nothing remembered): the next path
 		 * serves, or the request ends with -EBUSY itself when it may not fall back */
 		if (err == -EBUSY && dmaio_choose_may_fall_back(r, p)) {
@@ -551,15 +574,32 @@ void dmaio_q_free(struct dmaio_q *q)
 
 int dmaio_q_choose(struct dmaio_req *r, const char **why)
 {
-	int cached_pct = -ENODATA, score, err;
+	int cached_pct = -ENODATA, err;
 	const struct dmaio_path_ops *p;
+	struct dmaio_cost_est est;
 
 	if (!r->write && !r->forced)
 		cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
-	p = dmaio_choose(r, cached_pct, &score, why, &err);
+	p = dmaio_choose(r, cached_pct, &est, why, &err);
 	if (!p && r->forced && !(r->flags & DMAIO_RW_NO_FALLBACK))
-		p = dmaio_choose(r, cached_pct, &score, why, &err);
+		p = dmaio_choose(r, cached_pct, &est, why, &err);
 	return p ? p->id : err;
+}
+
+/* Every path's view of r (dmaio_choose_explain), the residency asked as a transfer would; the
+ * pick is -1 when a forced path cannot serve and may not fall back. */
+int dmaio_q_explain(const struct dmaio_req *r, int *status, struct dmaio_cost_est *est,
+		    const char **why, int *ids)
+{
+	int cached_pct = -ENODATA, pick;
+
+	if (!r->write && !r->forced)
+		cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
+	pick = dmaio_choose_explain(r, cached_pct, status, est, why, ids);
+	if (pick >= 0 && r->forced && ids[pick] != r->forced &&
+	    (r->flags & DMAIO_RW_NO_FALLBACK))
+		pick = -1;
+	return pick;
 }
 
 /* A request that failed before it could start (its file could not be probed): counted. */

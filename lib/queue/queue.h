@@ -10,6 +10,7 @@
 #define DMAIO_QUEUE_H
 
 #include "../dmaio-types.h"
+#include "../choose/cost.h"
 
 int dmaio_q_new(struct dmaio_ctx *ctx, unsigned depth, unsigned cap, struct dmaio_q **q);
 void dmaio_q_free(struct dmaio_q *q);     /* cancels what has not started, waits for the rest */
@@ -31,6 +32,10 @@ int dmaio_q_cancel(struct dmaio_q *q, uint64_t user_data, bool all);
 void dmaio_q_progress(const struct dmaio_q *q, struct dmaio_progress *p);
 /* the path a request would take now (nothing moves) */
 int dmaio_q_choose(struct dmaio_req *r, const char **why);
+/* every path's refusal or estimate for r, and the index of the one a transfer would take (-1:
+ * none); arrays of dmaio_choose_count() */
+int dmaio_q_explain(const struct dmaio_req *r, int *status, struct dmaio_cost_est *est,
+		    const char **why, int *ids);
 /* one request on a queue of the context's pool (the synchronous calls) */
 int dmaio_q_run_one(struct dmaio_ctx *ctx, struct dmaio_req *r);
 void dmaio_q_account_failed(struct dmaio_req *r, int err); /* counted, never started */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/* The cost model of the path choice: a path's shape of a request priced with the machine's
+ * costs, corrected by what finished requests of the same kind measured. See cost.h. */
+#include <math.h>
+
+#include "cost.h"
+#include "../paths/path.h"
+
+/* Measured costs and the priors derived from them. The storage is assumed twice as slow per
+ * byte as a memory copy until requests say otherwise (the learned ratio of each path carries
+ * the storage's real cost: every path that moves bytes through it is measured against this).
+ * A worker hand-off is a futex wake, two context switches and the call's own entry: about
+ * twenty syscalls' worth; an io_uring op a few. A table walk visits one entry per 4 KiB page,
+ * a few syscalls' worth of memory reads per MiB. */
+void dmaio_cost_params_measured(double copy_ns, double sys_ns, struct dmaio_cost_params *p)
+{
+	p->sys_ns = sys_ns;
+	p->op_ns = 4 * sys_ns;
+	p->call_ns = 20 * sys_ns;
+	p->copy_ns = copy_ns;
+	p->dev_ns = 2 * copy_ns;
+	p->walk_ns = sys_ns / 4096 / 4;        /* a quarter syscall per 4 KiB entry */
+	p->map_dmabuf_ns = 2 * sys_ns / 4096;  /* a page entered at mmap: two syscalls' worth */
+	p->map_memfd_ns = sys_ns / 4096 / 64;  /* entered on first touch: counted in copies */
+	p->reg_ns = sys_ns / 4096 / 4;
+}
+
+/* Fixed: 250 ns a syscall, 10 GB/s copies (tests; DMAIO_COST=fixed). */
+void dmaio_cost_params_fixed(struct dmaio_cost_params *p)
+{
+	dmaio_cost_params_measured(0.1, 250, p);
+}
+
+int dmaio_cost_mode(const struct dmaio_req *r, int cached_pct)
+{
+	return r->write ? 2 : cached_pct >= 90 ? 1 : 0;
+}
+
+#define MODE_SETUP 3
+
+static unsigned log_bucket(uint64_t n, const uint64_t *limits, unsigned count)
+{
+	unsigned i = 0;
+
+	while (i < count && n > limits[i])
+		i++;
+	return i;
+}
+
+/* provider class: the buffer kind, a heap by its place in the heap list */
+static unsigned prov_class(const struct dmaio_req *r)
+{
+	const struct dmaio_buf *b = r->buf;
+
+	if (b->kind == DMAIO_BUF_HEAP && b->heap && r->ctx->heaps)
+		return 8 + (unsigned)((b->heap - r->ctx->heaps) & 7);
+	return (unsigned)b->kind & 7;
+}
+
+static unsigned buf_bucket(const struct dmaio_buf *b)
+{
+	static const uint64_t lim[] = { 32ull << 20, 256ull << 20, 2ull << 30 };
+
+	return log_bucket(b->alloc_size, lim, 3);
+}
+
+/* One key per path, mode, provider, range size, buffer size and file system. */
+static uint32_t make_key(const struct dmaio_req *r, int path, int mode, uint64_t len)
+{
+	static const uint64_t lim[] = { 8 << 10, 128 << 10, 2 << 20, 32 << 20 };
+	uint32_t fs = (r->file->fs_magic * 2654435761u) >> 29;
+
+	if (r->file->is_blk)
+		fs |= 8;
+	if (mode == MODE_SETUP) /* a buffer's mapping: the same whatever the file */
+		fs = 0;
+	return 1u << 31 | (uint32_t)path << 24 | (uint32_t)mode << 22 | prov_class(r) << 18 |
+	       log_bucket(len, lim, 4) << 14 | buf_bucket(r->buf) << 12 | fs << 8;
+}
+
+static struct dmaio_cost_cell *cell_find(struct dmaio_cost *c, uint32_t key, bool claim)
+{
+	unsigned h = (key * 2654435761u) >> 23; /* 9 bits: DMAIO_COST_CELLS */
+
+	for (unsigned i = 0; i < 16; i++) {
+		struct dmaio_cost_cell *cell = &c->cells[(h + i) % DMAIO_COST_CELLS];
+		uint32_t k = __atomic_load_n(&cell->key, __ATOMIC_ACQUIRE), zero = 0;
+
+		if (k == key)
+			return cell;
+		if (k)
+			continue;
+		if (!claim)
+			return NULL;
+		if (__atomic_compare_exchange_n(&cell->key, &zero, key, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) || zero == key)
+			return cell;
+	}
+	return NULL; /* full around here: not learned */
+}
+
+static void cell_get(const struct dmaio_cost *c, uint32_t key, uint32_t *samples, float *lr)
+{
+	const struct dmaio_cost_cell *cell = cell_find((struct dmaio_cost *)c, key, false);
+	uint64_t v = cell ? __atomic_load_n(&cell->val, __ATOMIC_RELAXED) : 0;
+	uint32_t bits = (uint32_t)v;
+
+	*samples = (uint32_t)(v >> 32);
+	memcpy(lr, &bits, sizeof(*lr));
+	if (!*samples)
+		*lr = 0;
+}
+
+/* Fold one measured log2 ratio in: the mean of the first 8, then a moving average of 1/8
+ * weight (a machine's costs drift: other load, the page cache, a kernel's own caches). One
+ * sample moves the ratio at most 2x either way, from 1 for the first: a request that met a
+ * one-time cost (a page-cache miss the residency did not show, another process's burst) must
+ * not rule a path out, since a path not chosen is never measured again. */
+static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
+{
+	struct dmaio_cost_cell *cell = cell_find(c, key, true);
+	uint64_t old, nv;
+
+	if (!cell)
+		return;
+	old = __atomic_load_n(&cell->val, __ATOMIC_RELAXED);
+	do {
+		uint32_t n = (uint32_t)(old >> 32), bits = (uint32_t)old;
+		float lr;
+
+		memcpy(&lr, &bits, sizeof(lr));
+		if (!n)
+			lr = 0;
+		lr += fminf(fmaxf((obs - lr) / (float)(n + 1 < 8 ? n + 1 : 8), -1), 1);
+		memcpy(&bits, &lr, sizeof(bits));
+		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
+	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+}
+
+static double map_per_byte(const struct dmaio_req *r)
+{
+	const struct dmaio_cost_params *p = &r->ctx->cost.p;
+	double prior = r->buf->memfd >= 0 ? p->map_memfd_ns : p->map_dmabuf_ns;
+	uint32_t n;
+	float lr;
+
+	if (r->ctx->cost.fixed)
+		return prior;
+	cell_get(&r->ctx->cost, make_key(r, 0, MODE_SETUP, 0), &n, &lr);
+	return n ? prior * exp2(lr) : prior;
+}
+
+void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops *path, int mode,
+			 const struct dmaio_cost_shape *sh, struct dmaio_cost_est *e)
+{
+	const struct dmaio_cost_params *p = &r->ctx->cost.p;
+	uint64_t ov = MIN(sh->overlap, MIN(sh->dev, sh->copy));
+	float lr = 0;
+
+	e->ops_ns = (double)sh->ops * p->op_ns + (double)sh->calls * p->call_ns;
+	e->bytes_ns = (double)(sh->dev - ov) * p->dev_ns + (double)(sh->copy - ov) * p->copy_ns +
+		      (double)ov * (p->dev_ns > p->copy_ns ? p->dev_ns : p->copy_ns);
+	e->walk_ns = (double)sh->walk * p->walk_ns;
+	e->setup_ns = (double)sh->map * map_per_byte(r) + (double)sh->reg * p->reg_ns;
+	e->key = make_key(r, path->id, mode, r->len - r->start);
+	e->samples = 0;
+	if (!r->ctx->cost.fixed)
+		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
+	e->ratio = exp2(lr);
+	e->est_ns = (e->ops_ns + e->bytes_ns + e->walk_ns) * e->ratio + e->setup_ns;
+}
+
+void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns)
+{
+	const struct dmaio_cost_params *p = &r->ctx->cost.p;
+	double prior = r->buf->memfd >= 0 ? p->map_memfd_ns : p->map_dmabuf_ns;
+
+	r->setup_ns = ns;
+	if (r->ctx->cost.fixed || was_mapped || !__atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED) ||
+	    !r->buf->alloc_size || prior <= 0)
+		return;
+	/* this begin made the buffer's mapping: its time per byte against the prior */
+	cell_add(&r->ctx->cost, make_key(r, 0, MODE_SETUP, 0),
+		 (float)log2(fmax((double)ns / (double)r->buf->alloc_size / prior, 1.0 / 64)));
+}
+
+void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns)
+{
+	double ratio;
+
+	if (r->ctx->cost.fixed || !r->cost_key || r->cost_model_ns <= 0)
+		return;
+	ratio = (double)service_ns / r->cost_model_ns;
+	ratio = fmin(fmax(ratio, 1.0 / 64), 1024);
+	cell_add(&r->ctx->cost, r->cost_key, (float)log2(ratio));
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer "choose", the cost model: what serving a request would take on a path (its shape: ops,
+ * calls, bytes through the storage and the CPU, the buffer's mapping and registration, table
+ * walks), priced with the running machine's costs (measured by the base probe), and corrected by
+ * what requests of the same kind measured when they finished (the queue reports each one).
+ */
+#ifndef DMAIO_COST_H
+#define DMAIO_COST_H
+
+#include "../dmaio-types.h"
+
+struct dmaio_cost_shape;
+struct dmaio_path_ops;
+
+/* A candidate's estimate, in nanoseconds. est = (ops + bytes + walk) * ratio + setup. */
+struct dmaio_cost_est {
+	double ops_ns;             /* ops and calls */
+	double bytes_ns;           /* storage and CPU copies */
+	double walk_ns;            /* per-call work that grows with the buffer */
+	double setup_ns;           /* the range's share of the buffer's mapping / registration */
+	double ratio;              /* measured / modelled, learned (1 when nothing measured) */
+	uint32_t samples;          /* completions behind ratio */
+	uint32_t key;              /* where this request's measurement goes */
+	double est_ns;
+};
+
+/* The params of DMAIO_COST=fixed (the same on every machine: tests), and the params derived
+ * from the two measured ones (a memory copy per byte, a trivial syscall). */
+void dmaio_cost_params_fixed(struct dmaio_cost_params *p);
+void dmaio_cost_params_measured(double copy_ns, double sys_ns, struct dmaio_cost_params *p);
+/* "read cold", "read warm", "write": the kind of request the learned ratios are kept for */
+int dmaio_cost_mode(const struct dmaio_req *r, int cached_pct);
+/* Price path p's shape of the rest of r. */
+void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops *p, int mode,
+			 const struct dmaio_cost_shape *sh, struct dmaio_cost_est *e);
+/* The request's path began in ns (its mapping, registration); was_mapped: the buffer had its
+ * CPU mapping before. Learns the provider's mapping cost when this begin made the mapping. */
+void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns);
+/* The request finished on the path chosen for it, without fallback: service_ns is the time it
+ * took, its setup excluded. Corrects the ratio of its kind. */
+void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
+
+#endif

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The path choice's cost model (lib/choose/cost.c) and dmaio_fd_explain_path() (issue 26).
+ *
+ * White box (the library's objects, the fault-injection build):
+ *   fixed        DMAIO_COST=fixed: every estimate is its parts (ratio 1, nothing measured); a cold
+ *                aligned 16 MiB read into a memfd buffer ranks udmabuf-direct < bounce-direct <
+ *                buffered < sendfile, as the shapes say
+ *   walk         a heap buffer whose exporter has RW_FILE (forged: no heap on the host): 64 KiB
+ *                ranges into a 512 MiB buffer go through the mapping (bounce-direct), because each
+ *                RW_FILE call walks the whole table; one 16 MiB range into a 16 MiB buffer goes
+ *                rw-file; the walk part grows with the buffer, not the range
+ *   learn        measured mode: a path measured 10x its model rises at most 2x per request (the
+ *                first included), reaches 8-10x, and the choice moves to the next path; a path
+ *                measured faster comes down the same way; other range sizes are not touched
+ *   setup        a mapping measured at 5x the provider's prior raises the mapping share of every
+ *                mapping path (at most 2x from one sample), not the others'
+ *   fixed-learns DMAIO_COST=fixed learns nothing
+ * Public API:
+ *   explain-args every argument refusal, -EINVAL for a short or garbage struct_size
+ *   explain-abi  a caller's larger struct: elements at its stride, what the library does not
+ *                know zeroed, struct_size set in every element; count 0 / fewer than the paths
+ *   explain-choice the chosen path is dmaio_fd_choose_path()'s for reads and writes, aligned,
+ *                unaligned and past the end of file, auto and forced, and the lowest estimate
+ *                under auto; a forced path that cannot serve with NO_FALLBACK: none chosen
+ *   measured     DMAIO_COST=measured, real reads through a context: the chosen path gathers
+ *                samples (the queue reports every request), every byte read is right
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../lib/dmaio-types.h"
+#include "../lib/api/api.h"
+#include "../lib/choose/choose.h"
+#include "../lib/probe/probe.h"
+#include "../lib/queue/queue.h"
+#include "common.h"
+
+#define FILE_SIZE (64u << 20)
+
+static int src_fd = -1;
+static char src_path[512];
+
+/* one file of FILE_SIZE with the position pattern, where O_DIRECT works (else skip) */
+static int setup_file(void **state)
+{
+	char *buf = malloc(1 << 20);
+	struct dmaio_file_info fi = { .struct_size = sizeof(fi) };
+
+	(void)state;
+	src_fd = test_tmpfile(NULL, src_path, sizeof(src_path));
+	if (src_fd < 0 || !buf)
+		return -1;
+	for (uint64_t off = 0; off < FILE_SIZE; off += 1 << 20) {
+		pat_fill(buf, 1 << 20, SEED_FILE, off);
+		if (pwrite(src_fd, buf, 1 << 20, (off_t)off) != 1 << 20)
+			return -1;
+	}
+	free(buf);
+	fsync(src_fd);
+	if (dmaio_fd_get_info(src_fd, &fi) || fi.direct != DMAIO_CAP_YES) {
+		printf("# %s takes no O_DIRECT: the direct paths cannot serve there\n", src_path);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown_file(void **state)
+{
+	(void)state;
+	if (src_fd >= 0) {
+		close(src_fd);
+		unlink(src_path);
+	}
+	return 0;
+}
+
+static struct dmaio_ctx *new_ctx(const char *cost)
+{
+	struct dmaio_ctx *c;
+
+	setenv("DMAIO_COST", cost, 1);
+	assert_int_equal(dmaio_ctx_new(0, &c), 0);
+	setenv("DMAIO_COST", "fixed", 1);
+	dmaio_ctx_probe_base(c);
+	return c;
+}
+
+static struct dmaio_buf *memfd_buf(struct dmaio_ctx *c, size_t size)
+{
+	static const char *const memfd[] = { "memfd", NULL };
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o), .providers = memfd };
+	struct dmaio_buf *b;
+
+	assert_int_equal(dmaio_buf_alloc(c, size, &o, &b, NULL), 0);
+	return b;
+}
+
+struct view {
+	int status[DMAIO_PATH_SLOTS], ids[DMAIO_PATH_SLOTS], pick;
+	struct dmaio_cost_est est[DMAIO_PATH_SLOTS];
+	const char *why[DMAIO_PATH_SLOTS];
+};
+
+static void look(const struct dmaio_req *r, int cached_pct, struct view *v)
+{
+	v->pick = dmaio_choose_explain(r, cached_pct, v->status, v->est, v->why, v->ids);
+}
+
+static const struct dmaio_cost_est *est_of(const struct view *v, int path)
+{
+	for (unsigned i = 0; i < dmaio_choose_count(); i++)
+		if (v->ids[i] == path) {
+			if (v->status[i])
+				fail_msg("%s cannot serve: %s", dmaio_path_name((uint32_t)path), v->why[i]);
+			return &v->est[i];
+		}
+	fail_msg("no path %d", path);
+	return NULL;
+}
+
+static void close_to(double got, double want, const char *what)
+{
+	if (fabs(got - want) > 1e-6 * fabs(want) + 1e-9)
+		fail_msg("%s: %.9g, want %.9g", what, got, want);
+}
+
+/* ---- fixed ---------------------------------------------------------------------------------- */
+static void t_fixed(void **state)
+{
+	struct dmaio_ctx *c = new_ctx("fixed");
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req r;
+	struct view v;
+	double e[DMAIO_PATH_COUNT];
+	static const int order[] = { DMAIO_PATH_UDMABUF_DIRECT, DMAIO_PATH_BOUNCE_DIRECT,
+				     DMAIO_PATH_BUFFERED, DMAIO_PATH_SENDFILE };
+
+	(void)state;
+	assert_true(c->cost.fixed);
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&r, b, &f, false, 0, 0, 16u << 20, 0, 0);
+	look(&r, 0, &v);
+	for (unsigned i = 0; i < dmaio_choose_count(); i++) {
+		const struct dmaio_cost_est *x = &v.est[i];
+
+		if (v.status[i])
+			continue;
+		assert_int_equal(x->samples, 0);
+		close_to(x->ratio, 1, "ratio");
+		close_to(x->est_ns, x->ops_ns + x->bytes_ns + x->walk_ns + x->setup_ns, "estimate");
+		close_to(x->walk_ns, 0, "walk of a memfd buffer");
+		printf("# %-15s %9.1f us\n", dmaio_path_name((uint32_t)v.ids[i]), x->est_ns / 1e3);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		e[i] = est_of(&v, order[i])->est_ns;
+	for (unsigned i = 1; i < 4; i++)
+		if (!(e[i - 1] < e[i]))
+			fail_msg("%s (%.1f us) not below %s (%.1f us)", dmaio_path_name(order[i - 1]),
+				 e[i - 1] / 1e3, dmaio_path_name(order[i]), e[i] / 1e3);
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_UDMABUF_DIRECT);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+/* ---- walk ----------------------------------------------------------------------------------- */
+/* A heap buffer whose exporter has RW_FILE, forged: only the facts the paths read. */
+static void forge_heap_buf(struct dmaio_ctx *c, struct dmaio_heap *h, struct dmaio_buf *fb,
+			   size_t size)
+{
+	memset(h, 0, sizeof(*h));
+	h->info.rw_file = DMAIO_CAP_YES;
+	memset(fb, 0, sizeof(*fb));
+	fb->ctx = c;
+	fb->kind = DMAIO_BUF_HEAP;
+	fb->heap = h;
+	fb->fd = -1;
+	fb->memfd = -1;
+	fb->size = fb->alloc_size = size;
+	snprintf(fb->provider, sizeof(fb->provider), "forged");
+}
+
+static void t_walk(void **state)
+{
+	struct dmaio_ctx *c = new_ctx("fixed");
+	struct dmaio_heap h;
+	struct dmaio_buf fb;
+	struct dmaio_file f;
+	struct dmaio_req r;
+	struct view v;
+	double w_small, w_big;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	/* 64 KiB ranges into 512 MiB */
+	forge_heap_buf(c, &h, &fb, 512u << 20);
+	dmaio_q_req_init(&r, &fb, &f, false, 1u << 20, 1u << 20, 64u << 10, 0, 0);
+	look(&r, 0, &v);
+	printf("# 64 KiB of 512 MiB: rw-file %.1f us (walk %.1f), bounce-direct %.1f us\n",
+	       est_of(&v, DMAIO_PATH_RW_FILE)->est_ns / 1e3,
+	       est_of(&v, DMAIO_PATH_RW_FILE)->walk_ns / 1e3,
+	       est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->est_ns / 1e3);
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BOUNCE_DIRECT);
+	w_big = est_of(&v, DMAIO_PATH_RW_FILE)->walk_ns;
+	assert_true(w_big > 0);
+	/* the same range into a 16 MiB buffer: a 32x smaller walk */
+	forge_heap_buf(c, &h, &fb, 16u << 20);
+	dmaio_q_req_init(&r, &fb, &f, false, 1u << 20, 1u << 20, 64u << 10, 0, 0);
+	look(&r, 0, &v);
+	w_small = est_of(&v, DMAIO_PATH_RW_FILE)->walk_ns;
+	close_to(w_big / w_small, 32, "walk 512 MiB / 16 MiB");
+	/* one 16 MiB range filling a 16 MiB buffer: rw-file */
+	dmaio_q_req_init(&r, &fb, &f, false, 0, 0, 16u << 20, 0, 0);
+	look(&r, 0, &v);
+	printf("# 16 MiB of 16 MiB: rw-file %.1f us, bounce-direct %.1f us\n",
+	       est_of(&v, DMAIO_PATH_RW_FILE)->est_ns / 1e3,
+	       est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->est_ns / 1e3);
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_RW_FILE);
+	dmaio_file_release(&f);
+	dmaio_ctx_free(c);
+}
+
+/* ---- learn ---------------------------------------------------------------------------------- */
+/* measured mode with the fixed costs: the learning alone decides */
+static struct dmaio_ctx *learning_ctx(void)
+{
+	struct dmaio_ctx *c = new_ctx("measured");
+
+	assert_false(c->cost.fixed);
+	dmaio_cost_params_fixed(&c->cost.p);
+	return c;
+}
+
+/* one finished request of path p measured at factor x its model */
+static void measure(struct dmaio_req *r, int path, double x)
+{
+	struct view v;
+	const struct dmaio_cost_est *e;
+
+	look(r, 0, &v);
+	e = est_of(&v, path);
+	r->cost_key = e->key;
+	r->cost_model_ns = e->ops_ns + e->bytes_ns + e->walk_ns;
+	dmaio_cost_learn(r, (uint64_t)(r->cost_model_ns * x));
+}
+
+static double ratio_of(const struct dmaio_req *r, int path, uint32_t *samples)
+{
+	struct view v;
+	const struct dmaio_cost_est *e;
+
+	look(r, 0, &v);
+	e = est_of(&v, path);
+	if (samples)
+		*samples = e->samples;
+	return e->ratio;
+}
+
+static void t_learn(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req r, small;
+	struct view v;
+	uint32_t n;
+	double prev = 1, x;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&r, b, &f, false, 0, 0, 16u << 20, 0, 0);
+	dmaio_q_req_init(&small, b, &f, false, 0, 0, 4096, 0, 0);
+	look(&r, 0, &v);
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_UDMABUF_DIRECT);
+	for (int i = 1; i <= 24; i++) {
+		measure(&r, DMAIO_PATH_UDMABUF_DIRECT, 10);
+		x = ratio_of(&r, DMAIO_PATH_UDMABUF_DIRECT, &n);
+		assert_int_equal(n, (uint32_t)i);
+		if (x > 2 * prev * (1 + 1e-6) || x < prev)
+			fail_msg("sample %d: ratio %.3f after %.3f (at most 2x up)", i, x, prev);
+		if (i == 1)
+			close_to(x, 2, "the first sample's ratio (capped at 2x)");
+		prev = x;
+	}
+	printf("# udmabuf-direct measured 10x: ratio %.2f after 24 requests\n", prev);
+	assert_true(prev >= 8 && prev <= 10.01);
+	look(&r, 0, &v);
+	printf("# now chosen: %s\n", dmaio_path_name((uint32_t)v.ids[v.pick]));
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BOUNCE_DIRECT);
+	/* 4 KiB ranges are another kind of request: untouched */
+	x = ratio_of(&small, DMAIO_PATH_UDMABUF_DIRECT, &n);
+	assert_int_equal(n, 0);
+	close_to(x, 1, "ratio of 4 KiB ranges");
+	/* bounce-direct measured 1/10 of its model: down at most 2x a request */
+	prev = 1;
+	for (int i = 1; i <= 24; i++) {
+		measure(&r, DMAIO_PATH_BOUNCE_DIRECT, 0.1);
+		x = ratio_of(&r, DMAIO_PATH_BOUNCE_DIRECT, &n);
+		if (x < prev / 2 * (1 - 1e-6) || x > prev)
+			fail_msg("sample %d: ratio %.4f after %.4f (at most 2x down)", i, x, prev);
+		prev = x;
+	}
+	assert_true(prev <= 0.125 && prev >= 0.0999);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+/* ---- setup ---------------------------------------------------------------------------------- */
+static void t_setup(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req r;
+	struct view v;
+	double before, after, sf_before;
+	void *p;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&r, b, &f, false, 0, 0, 1u << 20, 0, 0);
+	look(&r, 0, &v);
+	before = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns;
+	sf_before = est_of(&v, DMAIO_PATH_SENDFILE)->setup_ns;
+	assert_true(before > 0);
+	close_to(sf_before, 0, "sendfile maps nothing");
+	/* the buffer mapped now: a begin that made the mapping, measured at 5x the prior */
+	assert_int_equal(dmaio_buf_map(b, &p), 0);
+	dmaio_cost_learn_setup(&r, false,
+			       (uint64_t)(5 * c->cost.p.map_memfd_ns * (double)b->alloc_size));
+	look(&r, 0, &v);
+	after = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns;
+	printf("# mapping share of 1 MiB: %.2f us -> %.2f us\n", before / 1e3, after / 1e3);
+	close_to(after / before, 2, "mapping share after one sample (capped at 2x)");
+	close_to(est_of(&v, DMAIO_PATH_BUFFERED)->setup_ns, after, "buffered maps the same buffer");
+	close_to(est_of(&v, DMAIO_PATH_SENDFILE)->setup_ns, 0, "sendfile maps nothing");
+	/* a begin on a buffer already mapped teaches nothing */
+	dmaio_cost_learn_setup(&r, true, 1);
+	look(&r, 0, &v);
+	close_to(est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns, after, "already mapped");
+	assert_int_equal(r.setup_ns, 1);
+	dmaio_buf_unmap(b);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+static void t_fixed_learns(void **state)
+{
+	struct dmaio_ctx *c = new_ctx("fixed");
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req r;
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&r, b, &f, false, 0, 0, 16u << 20, 0, 0);
+	for (int i = 0; i < 8; i++)
+		measure(&r, DMAIO_PATH_UDMABUF_DIRECT, 10);
+	close_to(ratio_of(&r, DMAIO_PATH_UDMABUF_DIRECT, &n), 1, "fixed ratio");
+	assert_int_equal(n, 0);
+	for (unsigned i = 0; i < DMAIO_COST_CELLS; i++)
+		assert_int_equal(c->cost.cells[i].key, 0);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+/* ---- the public API ------------------------------------------------------------------------- */
+#define NP (DMAIO_PATH_COUNT - 1)
+
+static void t_explain_args(void **state)
+{
+	struct dmaio_buf *b = memfd_buf(NULL, 1u << 20);
+	struct dmaio_path_estimate e[NP] = { { .struct_size = sizeof(e[0]) } };
+	int ro = open(src_path, O_RDONLY | O_CLOEXEC), p[2];
+
+	(void)state;
+	assert_true(ro >= 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, DMAIO_OP_READ, 0, NULL, 0), NP);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, DMAIO_OP_READ, 0, NULL, 1),
+			 -EINVAL);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, 3, 0, e, NP), -EINVAL);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, NULL, 0, 4096, DMAIO_OP_READ, 0, e, NP),
+			 -EINVAL);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 1u << 20, 1, DMAIO_OP_READ, 0, e, NP),
+			 -EINVAL);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, DMAIO_OP_READ, 1u << 20, e, NP),
+			 -EINVAL);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, DMAIO_OP_READ,
+					       DMAIO_PATH_COUNT, e, NP), -EINVAL);
+	assert_int_equal(dmaio_fd_explain_path(ro, UINT64_MAX, b, 0, 4096, DMAIO_OP_READ, 0, e, NP),
+			 -EOVERFLOW);
+	assert_int_equal(dmaio_fd_explain_path(-1, 0, b, 0, 4096, DMAIO_OP_READ, 0, e, NP), -EBADF);
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, DMAIO_OP_WRITE, 0, e, NP),
+			 -EBADF);
+	assert_int_equal(dmaio_fd_explain_path(p[0], 0, b, 0, 4096, DMAIO_OP_READ, 0, e, NP),
+			 -ESPIPE);
+	e[0].struct_size = DMAIO_SIZE_PATH_ESTIMATE - 1;
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, DMAIO_OP_READ, 0, e, NP),
+			 -EINVAL);
+	e[0].struct_size = 0xdeadbeef;
+	assert_int_equal(dmaio_fd_explain_path(ro, 0, b, 0, 4096, DMAIO_OP_READ, 0, e, NP),
+			 -EINVAL);
+	close(p[0]);
+	close(p[1]);
+	close(ro);
+	dmaio_buf_free(b);
+}
+
+static void t_explain_abi(void **state)
+{
+	struct big {
+		struct dmaio_path_estimate e;
+		unsigned char future[24];
+	} x[NP + 1];
+	struct dmaio_path_estimate one[2] = { { .struct_size = sizeof(one[0]) } };
+	struct dmaio_buf *b = memfd_buf(NULL, 1u << 20);
+	int chosen = 0, n;
+
+	(void)state;
+	memset(x, 0xaa, sizeof(x));
+	x[0].e.struct_size = sizeof(x[0]);
+	n = dmaio_fd_explain_path(src_fd, 0, b, 0, 1u << 20, DMAIO_OP_READ, 0, &x[0].e, NP + 1);
+	assert_int_equal(n, NP);
+	for (int i = 0; i < NP; i++) {
+		assert_int_equal(x[i].e.struct_size, sizeof(x[i]));
+		for (size_t k = 0; k < sizeof(x[i].future); k++)
+			assert_int_equal(x[i].future[k], 0);
+		assert_int_equal(dmaio_path_from_name(dmaio_path_name(x[i].e.path)), (int)x[i].e.path);
+		assert_true(x[i].e.chosen <= 1);
+		assert_true(strlen(x[i].e.reason) > 0);
+		chosen += (int)x[i].e.chosen;
+		if (x[i].e.status)
+			assert_int_equal(x[i].e.est_ns, 0);
+	}
+	assert_int_equal(chosen, 1);
+	assert_int_equal(x[NP].e.struct_size, 0xaaaaaaaau); /* past count: untouched */
+	/* fewer elements than paths: those filled, the count of paths returned */
+	n = dmaio_fd_explain_path(src_fd, 0, b, 0, 1u << 20, DMAIO_OP_READ, 0, one, 1);
+	assert_int_equal(n, NP);
+	assert_int_equal(one[0].path, x[0].e.path);
+	assert_int_equal(one[1].struct_size, 0);
+	dmaio_buf_free(b);
+}
+
+static void check_choice(struct dmaio_buf *b, int fd, uint64_t foff, uint64_t boff, uint64_t len,
+			 uint32_t op, uint32_t flags)
+{
+	struct dmaio_path_estimate e[NP] = { { .struct_size = sizeof(e[0]) } };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	int cp = dmaio_fd_choose_path(fd, foff, b, boff, len, op, flags, &why);
+	int n = dmaio_fd_explain_path(fd, foff, b, boff, len, op, flags, e, NP);
+	int chosen = -1;
+	uint64_t low = UINT64_MAX;
+
+	assert_int_equal(n, NP);
+	for (int i = 0; i < NP; i++) {
+		if (e[i].chosen) {
+			assert_int_equal(chosen, -1);
+			chosen = (int)e[i].path;
+			assert_int_equal(e[i].status, 0);
+		}
+		if (!e[i].status && e[i].est_ns < low)
+			low = e[i].est_ns;
+	}
+	printf("# %s foff %llu boff %llu len %llu flags %#x: %s (choose_path %s)\n",
+	       op == DMAIO_OP_READ ? "read" : "write", (unsigned long long)foff,
+	       (unsigned long long)boff, (unsigned long long)len, flags,
+	       chosen < 0 ? "none" : dmaio_path_name((uint32_t)chosen),
+	       cp < 0 ? strerror(-cp) : dmaio_path_name((uint32_t)cp));
+	if (cp < 0) {
+		assert_int_equal(cp, -EOPNOTSUPP);
+		assert_int_equal(chosen, -1);
+		return;
+	}
+	assert_int_equal(chosen, cp);
+	if (!(flags & DMAIO_RW_PATH_MASK))
+		for (int i = 0; i < NP; i++)
+			if (e[i].chosen)
+				assert_true(e[i].est_ns == low);
+}
+
+static void t_explain_choice(void **state)
+{
+	struct dmaio_buf *b = memfd_buf(NULL, 8u << 20);
+	char path[512];
+	int wfd = test_tmpfile(NULL, path, sizeof(path));
+
+	(void)state;
+	assert_true(wfd >= 0);
+	for (uint32_t op = DMAIO_OP_READ; op <= DMAIO_OP_WRITE; op++) {
+		int fd = op == DMAIO_OP_READ ? src_fd : wfd;
+
+		check_choice(b, fd, 0, 0, 8u << 20, op, 0);
+		check_choice(b, fd, 513, 4097, 3u << 20, op, 0);
+		check_choice(b, fd, 4096, 0, 4096, op, 0);
+		check_choice(b, fd, 1, 1, 100, op, 0);
+		for (int p = 1; p < DMAIO_PATH_COUNT; p++) {
+			check_choice(b, fd, 0, 0, 1u << 20, op, DMAIO_RW_PATH(p));
+			check_choice(b, fd, 0, 0, 1u << 20, op, DMAIO_RW_PATH(p) | DMAIO_RW_NO_FALLBACK);
+		}
+	}
+	check_choice(b, src_fd, FILE_SIZE - 4096, 0, 1u << 20, DMAIO_OP_READ, 0); /* EOF */
+	check_choice(b, src_fd, FILE_SIZE + 10, 0, 4096, DMAIO_OP_READ, 0);    /* past it */
+	close(wfd);
+	unlink(path);
+	dmaio_buf_free(b);
+}
+
+/* ---- measured, end to end ------------------------------------------------------------------- */
+static void t_measured(void **state)
+{
+	struct dmaio_ctx *c = new_ctx("measured");
+	struct dmaio_buf *b = memfd_buf(c, 1u << 20);
+	struct dmaio_path_estimate e[NP] = { { .struct_size = sizeof(e[0]) } };
+	struct dmaio_xfer x = { .struct_size = sizeof(x) };
+	struct dmaio_file *f;
+	uint32_t samples = 0;
+	char *p;
+
+	(void)state;
+	assert_int_equal(dmaio_buf_map(b, (void **)&p), 0);
+	assert_int_equal(dmaio_file_open(c, src_fd, 0, &f), 0);
+	for (int i = 0; i < 40; i++) {
+		uint64_t off = (uint64_t)(i % 48) << 20;
+		long long bad;
+
+		memset(p, 0, 1u << 20);
+		assert_int_equal(dmaio_file_read(f, off, b, 0, 1u << 20, 0, &x), 1 << 20);
+		bad = pat_check(p, 1u << 20, SEED_FILE, off);
+		if (bad >= 0)
+			fail_msg("read %d at %llu via %s: byte %lld wrong", i, (unsigned long long)off,
+				 dmaio_path_name(x.path), bad);
+	}
+	assert_int_equal(dmaio_fd_explain_path(src_fd, 0, b, 0, 1u << 20, DMAIO_OP_READ, 0, e, NP),
+			 NP);
+	for (int i = 0; i < NP; i++) {
+		if (e[i].status)
+			continue;
+		printf("# %c %-15s %9.1f us, ratio %.2f from %u requests\n", e[i].chosen ? '*' : ' ',
+		       dmaio_path_name(e[i].path), (double)e[i].est_ns / 1e3,
+		       e[i].ratio_milli / 1e3, e[i].samples);
+		samples += e[i].samples;
+	}
+	/* 40 requests, the first of the pooled queue not counted, some warm (another kind) */
+	assert_true(samples >= 10);
+	dmaio_file_close(f);
+	dmaio_buf_unmap(b);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_fixed),
+		cmocka_unit_test(t_walk),
+		cmocka_unit_test(t_learn),
+		cmocka_unit_test(t_setup),
+		cmocka_unit_test(t_fixed_learns),
+		cmocka_unit_test(t_explain_args),
+		cmocka_unit_test(t_explain_abi),
+		cmocka_unit_test(t_explain_choice),
+		cmocka_unit_test(t_measured),
+	};
+
+	return cmocka_run_group_tests_name("cost", tests, setup_file, teardown_file);
+}
