@@ -875,13 +875,37 @@ static void run_group(struct choice_state *c, int h, int bi, int run)
 	}
 }
 
+/* one provider's buffer of size bi in run r: allocated, checked or warmed up, measured, freed */
+static void run_buffer(struct choice_state *c, int h, int bi, int r, bool tty)
+{
+	char sz[32];
+	int ret;
+
+	size_str(sz, sizeof(sz), c->o->choice_bufs[bi]);
+	/* a line per buffer in a log too: a VM run of the matrix takes an hour */
+	fprintf(stderr, "%s" PROG ": choice run %d/%d, %s %s%s", tty ? "\r\033[K" : "", r + 1,
+		c->o->choice_runs, c->prov[h], sz, tty ? "" : "\n");
+	/* a provider without so much memory (a small CMA area): its cells fail, the others go
+	 * on */
+	ret = lib_alloc(c, h, c->o->choice_bufs[bi]);
+	if (ret < 0) {
+		alloc_failed(c, h, bi, r, ret);
+		return;
+	}
+	if (r == 0 && c->o->verify)
+		check_group(c, h, bi);
+	else
+		warm_group(c, h, bi);
+	run_group(c, h, bi, r);
+	lib_free(c);
+}
+
 void choice_run(struct bench *b)
 {
 	struct choice_state *c = b->ch;
 	const struct opts *o = &b->o;
 	bool tty = interactive(STDERR_FILENO);
-	int r, bi, h, i, ret;
-	char sz[32];
+	int r, bi, h, i;
 
 	for (r = 0; r < o->choice_runs; r++) {
 		for (bi = 0; bi < o->nchoice_bufs; bi++) {
@@ -891,26 +915,9 @@ void choice_run(struct bench *b)
 				any |= c->cells[i].bi == bi;
 			if (!any)
 				continue;
-			size_str(sz, sizeof(sz), o->choice_bufs[bi]);
 			base_alloc(c, o->choice_bufs[bi]);
-			for (h = 0; h < o->nheaps; h++) {
-				if (tty)
-					fprintf(stderr, "\r\033[K" PROG ": choice run %d/%d, %s %s",
-						r + 1, o->choice_runs, c->prov[h], sz);
-				/* a provider without so much memory (a small CMA area): its cells
-				 * fail, the others go on */
-				ret = lib_alloc(c, h, o->choice_bufs[bi]);
-				if (ret < 0) {
-					alloc_failed(c, h, bi, r, ret);
-					continue;
-				}
-				if (r == 0 && o->verify)
-					check_group(c, h, bi);
-				else
-					warm_group(c, h, bi);
-				run_group(c, h, bi, r);
-				lib_free(c);
-			}
+			for (h = 0; h < o->nheaps; h++)
+				run_buffer(c, h, bi, r, tty);
 			base_free(c);
 		}
 	}
