@@ -213,8 +213,9 @@ static void test_system_reads(void **state)
 	read_case("system", 0, 0, src_size, rw);
 	/* unaligned buffer and file offsets, odd length */
 	read_case("system", 4097, 513, 3 * MiB + 77, rw);
-	/* aligned offsets, across end of file */
-	read_case("system", ps, (off_t)(src_size / ps * ps - ps), 4 * ps, rw);
+	/* aligned offsets, across end of file: a page and a bit, which the cost model may give to
+	 * a ring op through the mapping rather than a blocking RW_FILE call on a worker thread */
+	read_case("system", ps, (off_t)(src_size / ps * ps - ps), 4 * ps, -1);
 	/* starting past end of file: 0 bytes, nothing touched */
 	read_case("system", 0, (off_t)src_size + 10, 4096, -1);
 }

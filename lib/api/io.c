@@ -144,6 +144,31 @@ DMAIO_EXPORT int64_t dmaio_file_write(struct dmaio_file *file, uint64_t file_off
 	return do_file_io(file, file_off, buf, buf_off, len, flags, xfer, true);
 }
 
+/* The request a transfer of this range would make, for a decision without I/O (choose_path,
+ * explain_path): the range checked, the file probed (*f: release it after), the base probe. */
+static int decision_req(int fd, uint64_t file_off, struct dmaio_buf *buf, uint64_t buf_off,
+			uint64_t len, uint32_t op, uint32_t flags, struct dmaio_file *f,
+			struct dmaio_req *r)
+{
+	bool write = op == DMAIO_OP_WRITE;
+	int err = dmaio_check_range(buf, buf_off, file_off, len, flags);
+
+	if (err)
+		return err;
+	if (fd < 0)
+		return -EBADF;
+	err = dmaio_file_probe(buf->ctx, fd, false, f);
+	if (!err)
+		err = dmaio_file_check_dir(f, write);
+	if (err) {
+		dmaio_file_release(f);
+		return err;
+	}
+	dmaio_ctx_probe_base(buf->ctx);
+	dmaio_q_req_init(r, buf, f, write, buf_off, file_off, len, flags, 0);
+	return 0;
+}
+
 DMAIO_EXPORT int dmaio_fd_choose_path(int fd, uint64_t file_off, struct dmaio_buf *buf,
 				      uint64_t buf_off, uint64_t len, uint32_t op, uint32_t flags,
 				      struct dmaio_reason *reason)
@@ -151,25 +176,15 @@ DMAIO_EXPORT int dmaio_fd_choose_path(int fd, uint64_t file_off, struct dmaio_bu
 	struct dmaio_file f;
 	struct dmaio_req r;
 	const char *w = NULL;
-	bool write = op == DMAIO_OP_WRITE;
 	int err;
 
 	if (dmaio_reason_check(reason) || (op != DMAIO_OP_READ && op != DMAIO_OP_WRITE))
 		return -EINVAL;
 	dmaio_reason_clear(reason);
-	err = dmaio_check_range(buf, buf_off, file_off, len, flags);
+	err = decision_req(fd, file_off, buf, buf_off, len, op, flags, &f, &r);
 	if (err)
 		return err;
-	if (fd < 0)
-		return -EBADF;
-	err = dmaio_file_probe(buf->ctx, fd, false, &f);
-	if (!err)
-		err = dmaio_file_check_dir(&f, write);
-	if (!err) {
-		dmaio_ctx_probe_base(buf->ctx);
-		dmaio_q_req_init(&r, buf, &f, write, buf_off, file_off, len, flags, 0);
-		err = dmaio_q_choose(&r, &w);
-	}
+	err = dmaio_q_choose(&r, &w);
 	dmaio_file_release(&f);
 	if (w)
 		dmaio_reason_set(reason, err < 0 ? err : 0, "%s", w);
@@ -189,7 +204,6 @@ DMAIO_EXPORT int dmaio_fd_explain_path(int fd, uint64_t file_off, struct dmaio_b
 	struct dmaio_cost_est e[DMAIO_PATH_SLOTS];
 	const char *why[DMAIO_PATH_SLOTS];
 	int status[DMAIO_PATH_SLOTS], ids[DMAIO_PATH_SLOTS], pick, err;
-	bool write = op == DMAIO_OP_WRITE;
 	uint32_t stride = 0;
 	struct dmaio_file f;
 	struct dmaio_req r;
@@ -201,20 +215,9 @@ DMAIO_EXPORT int dmaio_fd_explain_path(int fd, uint64_t file_off, struct dmaio_b
 		if (stride < DMAIO_SIZE_PATH_ESTIMATE || stride > DMAIO_ABI_SIZE_MAX)
 			return -EINVAL;
 	}
-	err = dmaio_check_range(buf, buf_off, file_off, len, flags);
+	err = decision_req(fd, file_off, buf, buf_off, len, op, flags, &f, &r);
 	if (err)
 		return err;
-	if (fd < 0)
-		return -EBADF;
-	err = dmaio_file_probe(buf->ctx, fd, false, &f);
-	if (!err)
-		err = dmaio_file_check_dir(&f, write);
-	if (err) {
-		dmaio_file_release(&f);
-		return err;
-	}
-	dmaio_ctx_probe_base(buf->ctx);
-	dmaio_q_req_init(&r, buf, &f, write, buf_off, file_off, len, flags, 0);
 	pick = dmaio_q_explain(&r, status, e, why, ids);
 	dmaio_file_release(&f);
 	for (unsigned i = 0; i < n && i < count; i++) {

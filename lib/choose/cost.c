@@ -23,7 +23,7 @@ void dmaio_cost_params_measured(double copy_ns, double sys_ns, struct dmaio_cost
 	p->walk_ns = sys_ns / 4096 / 256;      /* an entry per 4 KiB page: a few memory reads */
 	p->map_dmabuf_ns = 2 * sys_ns / 4096;  /* a page entered at mmap: two syscalls' worth */
 	p->map_memfd_ns = sys_ns / 4096 / 64;  /* entered on first touch: counted in copies */
-	p->reg_ns = sys_ns / 4096 / 4;
+	p->reg_ns = sys_ns / 4096 / 256;       /* the device's table: an entry per page, as a walk */
 }
 
 /* Fixed: 250 ns a syscall, 10 GB/s copies (tests; DMAIO_COST=fixed). */
@@ -160,10 +160,15 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	float lr = 0;
 
 	e->ops_ns = (double)sh->ops * p->op_ns + (double)sh->calls * p->call_ns;
+	/* overlapped bytes: the slower side, and half the other (the copy takes the CPU that
+	 * also submits and completes the storage's work) */
 	e->bytes_ns = (double)(sh->dev - ov) * p->dev_ns + (double)(sh->copy - ov) * p->copy_ns +
-		      (double)ov * (p->dev_ns > p->copy_ns ? p->dev_ns : p->copy_ns);
+		      (double)ov * (fmax(p->dev_ns, p->copy_ns) + fmin(p->dev_ns, p->copy_ns) / 2);
 	e->walk_ns = (double)sh->walk * p->walk_ns;
-	e->setup_ns = (double)sh->map * map_per_byte(r) + (double)sh->reg * p->reg_ns;
+	/* a mapping made already is paid for */
+	e->setup_ns = (double)sh->reg * p->reg_ns;
+	if (!__atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED))
+		e->setup_ns += (double)sh->map * map_per_byte(r);
 	e->key = make_key(r, path->id, mode, r->len - r->start);
 	e->samples = 0;
 	if (!r->ctx->cost.fixed)

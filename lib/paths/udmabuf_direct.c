@@ -36,6 +36,7 @@ static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_sh
 	cong = congruent(r, &s);
 	dmaio_path_shape(r, cached_pct, dmaio_path_align(r), cong, CHUNK, CHUNK, sh);
 	sh->map = r->len - r->start;
+	sh->reg = r->len - r->start; /* fixed buffers: the pages pinned and mapped once */
 	*why = !cong ? "buffer and file offsets differ modulo the O_DIRECT memory alignment: "
 		       "all of it through the page cache" :
 	       "O_DIRECT into the buffer's own pages, fixed buffers";

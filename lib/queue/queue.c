@@ -450,7 +450,9 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 		 * have grown), and the page-cache residency is asked once per range */
 		if (r->file_off + r->len > dmaio_file_size_load(r->file))
 			dmaio_file_refresh_size(r->file);
-		if (!r->forced)
+		/* a forced read asks too while the cost model learns: what it measures is filed
+		 * under the range's page-cache state (a warm read is not a cold one) */
+		if (!r->forced || !r->ctx->cost.fixed)
 			cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
 	}
 	start_path(q, r, cached_pct);
@@ -578,7 +580,7 @@ int dmaio_q_choose(struct dmaio_req *r, const char **why)
 	const struct dmaio_path_ops *p;
 	struct dmaio_cost_est est;
 
-	if (!r->write && !r->forced)
+	if (!r->write && (!r->forced || !r->ctx->cost.fixed))
 		cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
 	p = dmaio_choose(r, cached_pct, &est, why, &err);
 	if (!p && r->forced && !(r->flags & DMAIO_RW_NO_FALLBACK))
@@ -593,7 +595,7 @@ int dmaio_q_explain(const struct dmaio_req *r, int *status, struct dmaio_cost_es
 {
 	int cached_pct = -ENODATA, pick;
 
-	if (!r->write && !r->forced)
+	if (!r->write && (!r->forced || !r->ctx->cost.fixed))
 		cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
 	pick = dmaio_choose_explain(r, cached_pct, status, est, why, ids);
 	if (pick >= 0 && r->forced && ids[pick] != r->forced &&
