@@ -645,9 +645,9 @@ static void print_text(const struct report *r)
 	printf("DRM dumb buffers + PRIME: %s%s%s\n", cap_name(s->drm), s->drm_node[0] ? " on " : "",
 	       s->drm_node);
 
-	printf("cachestat(2) (warm-read scoring): %s\n",
-	       s->cachestat == DMAIO_CAP_YES ? "yes" : "no (6.4 or older: warm reads are not "
-	       "told apart; the buffered path keeps its cold score)");
+	printf("cachestat(2) (page-cache residency of a read, for the path choice): %s\n",
+	       s->cachestat == DMAIO_CAP_YES ? "yes" : "no (a kernel before 6.5, or one built "
+	       "without CONFIG_CACHESTAT_SYSCALL: a warm read is priced as a cold one)");
 	printf("\nproviders (a one-page dmaio_buf_alloc() from each):\n");
 	for (i = 0; i < r->nprovs; i++) {
 		const struct prov *p = &r->provs[i];
