@@ -25,7 +25,7 @@
  *                unaligned and past the end of file, auto and forced, and the lowest estimate
  *                under auto; a forced path that cannot serve with NO_FALLBACK: none chosen
  *   measured     DMAIO_COST=measured, real reads through a context: the chosen path gathers
- *                samples (the queue reports every request), every byte read is right
+ *                samples (the queue reports them in sums of 8 requests), every byte is right
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -566,8 +566,9 @@ static void t_measured(void **state)
 		       e[i].ratio_milli / 1e3, e[i].samples);
 		samples += e[i].samples;
 	}
-	/* 40 requests, the first of the pooled queue not counted, some warm (another kind) */
-	assert_true(samples >= 10);
+	/* 40 requests, the first of the pooled queue not counted, the others learned in sums of 8
+	 * of one kind (lib/queue/queue.c) */
+	assert_true(samples >= 3);
 	dmaio_file_close(f);
 	dmaio_buf_unmap(b);
 	dmaio_buf_free(b);

@@ -191,13 +191,17 @@ void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns)
 		 (float)log2(fmax((double)ns / (double)r->buf->alloc_size / prior, 1.0 / 64)));
 }
 
-void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns)
+void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns)
 {
 	double ratio;
 
-	if (r->ctx->cost.fixed || !r->cost_key || r->cost_model_ns <= 0)
+	if (c->cost.fixed || !key || model_ns <= 0)
 		return;
-	ratio = (double)service_ns / r->cost_model_ns;
-	ratio = fmin(fmax(ratio, 1.0 / 64), 1024);
-	cell_add(&r->ctx->cost, r->cost_key, (float)log2(ratio));
+	ratio = fmin(fmax(service_ns / model_ns, 1.0 / 64), 1024);
+	cell_add(&c->cost, key, (float)log2(ratio));
+}
+
+void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns)
+{
+	dmaio_cost_learn_sum(r->ctx, r->cost_key, (double)service_ns, r->cost_model_ns);
 }

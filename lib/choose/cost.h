@@ -40,5 +40,8 @@ void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns);
 /* The request finished on the path chosen for it, without fallback: service_ns is the time it
  * took, its setup excluded. Corrects the ratio of its kind. */
 void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
+/* The same for several requests of one key at once: their summed time against their summed
+ * model (one sample). */
+void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns);
 
 #endif

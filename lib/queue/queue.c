@@ -27,7 +27,23 @@ struct dmaio_q {
 	struct dmaio_progress prog;
 	struct dmaio_q *next_free;    /* ctx->free_qs */
 	uint64_t last_fin;            /* when the last request finished (its service time ends) */
+	/* finished requests of one cost key, summed until LEARN_BATCH or another key: requests in
+	 * flight finish in bunches (many tiny gaps, a few long ones), so one request's gap says
+	 * little; the sum over several says what they cost */
+	uint32_t acc_key;
+	unsigned acc_n;
+	double acc_service, acc_model;
 };
+
+#define LEARN_BATCH 8
+
+static void learn_flush(struct dmaio_q *q)
+{
+	if (q->acc_n)
+		dmaio_cost_learn_sum(q->ctx, q->acc_key, q->acc_service, q->acc_model);
+	q->acc_n = 0;
+	q->acc_service = q->acc_model = 0;
+}
 
 int dmaio_q_new(struct dmaio_ctx *ctx, unsigned depth, unsigned cap, struct dmaio_q **out)
 {
@@ -230,8 +246,13 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	    r->path_bytes[r->path->id] == done) {
 		uint64_t from = MAX(r->t0, q->last_fin), ns = t1 - from;
 
-		if (ns > r->setup_ns)
-			dmaio_cost_learn(r, ns - r->setup_ns);
+		if (r->cost_key != q->acc_key)
+			learn_flush(q);
+		q->acc_key = r->cost_key;
+		q->acc_service += (double)(ns > r->setup_ns ? ns - r->setup_ns : 0);
+		q->acc_model += r->cost_model_ns;
+		if (++q->acc_n == LEARN_BATCH)
+			learn_flush(q);
 	}
 	q->last_fin = t1;
 	DBG(r->ctx, "  => %s %llu bytes via %s%s%s", r->res < 0 ? "error after" : "done",
