@@ -549,6 +549,24 @@ void g_log(const gchar *domain, GLogLevelFlags level, const gchar *format, ...)
 
 WEIGHTS_SIZE = 3 * 1024 * 1024 + 1234       # weights.bin: odd size, unaligned tail
 
+def range_driver(fn):
+    """main() for an example fn(fd, buf, len) about a range of weights.bin in a memfd buffer;
+    with an argument, the range is one byte past the buffer (the example's error path)."""
+    return r"""
+int main(int argc, char **argv)
+{
+	int fd = ex_open_read("weights.bin");
+	uint64_t size = ex_file_size("weights.bin");
+	struct dmaio_buf *buf = ex_memfd_buf(size);
+	int bad = argc > 1 && argv[1][0];   /* a range past the buffer */
+	%s(fd, buf, bad ? (uint64_t)dmaio_buf_size(buf) + 1 : size);
+	dmaio_buf_free(buf);
+	ex_close(fd);
+	return 0;
+}
+""" % fn
+
+
 HARNESS = {
     # ---- README.md --------------------------------------------------------------------
     'int fd = open("weights.bin", O_RDONLY | O_CLOEXEC);': dict(
@@ -838,36 +856,14 @@ int main(void)
                expect=[OK(r"dmaio-INFO.*forced path rw-file cannot serve")])]),
 
     "explain(int fd, struct dmaio_buf *buf, uint64_t len)": dict(
-        kind="driver", driver=r"""
-int main(int argc, char **argv)
-{
-	int fd = ex_open_read("weights.bin");
-	uint64_t size = ex_file_size("weights.bin");
-	struct dmaio_buf *buf = ex_memfd_buf(size);
-	int bad = argc > 1 && argv[1][0];   /* a range past the buffer */
-	explain(fd, buf, bad ? (uint64_t)dmaio_buf_size(buf) + 1 : size);
-	dmaio_buf_free(buf);
-	ex_close(fd);
-	return 0;
-}
-""", runs=[run(expect=[OK(r"^[a-z-]+: .+")]),
-           run(args=["bad"], expect=[OK(rf"^no path: {strerr(errno.EINVAL)} \(.*\)$")])]),
+        kind="driver", driver=range_driver("explain"),
+        runs=[run(expect=[OK(r"^[a-z-]+: .+")]),
+              run(args=["bad"], expect=[OK(rf"^no path: {strerr(errno.EINVAL)} \(.*\)$")])]),
 
     "show(int fd, struct dmaio_buf *buf, uint64_t len)": dict(
-        kind="driver", driver=r"""
-int main(int argc, char **argv)
-{
-	int fd = ex_open_read("weights.bin");
-	uint64_t size = ex_file_size("weights.bin");
-	struct dmaio_buf *buf = ex_memfd_buf(size);
-	int bad = argc > 1 && argv[1][0];   /* a range past the buffer */
-	show(fd, buf, bad ? (uint64_t)dmaio_buf_size(buf) + 1 : size);
-	dmaio_buf_free(buf);
-	ex_close(fd);
-	return 0;
-}
-""", runs=[run(expect=[OK(r"^\* [a-z-]+: [0-9.]+ us$")]),
-           run(args=["bad"], expect=[OK(rf"^no estimates: {strerr(errno.EINVAL)}$")])]),
+        kind="driver", driver=range_driver("show"),
+        runs=[run(expect=[OK(r"^\* [a-z-]+: [0-9.]+ us$")]),
+              run(args=["bad"], expect=[OK(rf"^no estimates: {strerr(errno.EINVAL)}$")])]),
 
     "print_direct(int fd)": dict(
         kind="driver", driver=r"""
