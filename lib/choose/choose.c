@@ -52,6 +52,18 @@ bool dmaio_choose_may_fall_back(const struct dmaio_req *r, const struct dmaio_pa
 	return !(r->forced == p->id && (r->flags & DMAIO_RW_NO_FALLBACK));
 }
 
+/* Can p serve the rest of r, and at what estimated cost: 0 with *e filled, or its refusal. */
+static int price(const struct dmaio_req *r, const struct dmaio_path_ops *p, int cached_pct,
+		 int mode, struct dmaio_cost_est *e, const char **why)
+{
+	struct dmaio_cost_shape sh;
+	int s = p->serve(r, cached_pct, &sh, why);
+
+	if (!s)
+		dmaio_cost_estimate(r, p, mode, &sh, e);
+	return s;
+}
+
 const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
 					  struct dmaio_cost_est *est, const char **why, int *err)
 {
@@ -63,16 +75,13 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
 	*why = NULL;
 	if (r->forced && !(r->tried & (1u << r->forced))) {
 		const struct dmaio_path_ops *p = dmaio_path_by_id(r->forced);
-		struct dmaio_cost_shape sh;
 		const char *w = "forced";
-		int s = p ? p->serve(r, cached_pct, &sh, &w) : -EOPNOTSUPP;
+		int s = p ? price(r, p, cached_pct, mode, est, &w) : -EOPNOTSUPP;
 
 		*why = w;
 		r->tried |= 1u << r->forced;
-		if (!s) {
-			dmaio_cost_estimate(r, p, mode, &sh, est);
+		if (!s)
 			return p;
-		}
 		INFO(r->ctx, "  forced path %s cannot serve: %s", dmaio_choose_path_name((uint32_t)r->forced), w);
 		if (r->flags & DMAIO_RW_NO_FALLBACK) {
 			*err = -EOPNOTSUPP;
@@ -84,18 +93,14 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
 	/* the lowest estimate among the paths not tried yet; ties go to the table's order */
 	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++) {
 		const struct dmaio_path_ops *p = path_table[i];
-		struct dmaio_cost_shape sh;
 		const char *w = "";
-		int s;
 
 		if (r->tried & (1u << p->id))
 			continue;
-		s = p->serve(r, cached_pct, &sh, &w);
-		if (s) {
+		if (price(r, p, cached_pct, mode, &e, &w)) {
 			DBG(r->ctx, "  %s: cannot: %s", p->name, w);
 			continue;
 		}
-		dmaio_cost_estimate(r, p, mode, &sh, &e);
 		DBG(r->ctx, "  %s: %.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f (%u measured)"
 		    " + setup %.1f", p->name, e.est_ns / 1e3, e.ops_ns / 1e3, e.bytes_ns / 1e3,
 		    e.walk_ns / 1e3, e.ratio, e.samples, e.setup_ns / 1e3);
@@ -126,15 +131,13 @@ int dmaio_choose_explain(const struct dmaio_req *r, int cached_pct, int *status,
 
 	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++) {
 		const struct dmaio_path_ops *p = path_table[i];
-		struct dmaio_cost_shape sh;
 
 		ids[i] = p->id;
 		why[i] = "";
 		memset(&est[i], 0, sizeof(est[i]));
-		status[i] = p->serve(r, cached_pct, &sh, &why[i]);
+		status[i] = price(r, p, cached_pct, mode, &est[i], &why[i]);
 		if (status[i])
 			continue;
-		dmaio_cost_estimate(r, p, mode, &sh, &est[i]);
 		if (pick < 0 || est[i].est_ns < est[pick].est_ns)
 			pick = (int)i;
 	}
