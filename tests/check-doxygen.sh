@@ -14,7 +14,7 @@ case "${LD_PRELOAD:-}" in *vgpreload*) exec env -u LD_PRELOAD sh "$0" "$@" ;; es
 src=${1:?usage: check-doxygen.sh SRCDIR BUILDDIR}
 build=${2:?usage: check-doxygen.sh SRCDIR BUILDDIR}
 command -v doxygen >/dev/null 2>&1 || { echo "SKIP: doxygen not found (package doxygen)"; exit 77; }
-for f in "$src/man/Doxyfile" "$build/include/dmaio.h" "$src/include/dmaio-model.h"; do
+for f in "$src/man/Doxyfile" "$build/include/dmaio.h" "$src/include/dmaio-model.h" "$src/include/dmaio-account.h"; do
 	[ -f "$f" ] || { echo "FAIL: $f does not exist"; exit 1; }
 done
 
@@ -22,7 +22,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 {
 	cat "$src/man/Doxyfile"
-	echo "INPUT = \"$build/include/dmaio.h\" \"$src/include/dmaio-model.h\""
+	echo "INPUT = \"$build/include/dmaio.h\" \"$src/include/dmaio-model.h\" \"$src/include/dmaio-account.h\""
 	echo "OUTPUT_DIRECTORY = \"$tmp/out\""
 	echo "WARN_LOGFILE = \"$tmp/warnings\""
 } >"$tmp/Doxyfile"
@@ -34,5 +34,5 @@ if [ -s "$tmp/warnings" ] || [ $r != 0 ]; then
 	exit 1
 fi
 [ -d "$tmp/out/man/man3" ] || { echo "FAIL: doxygen wrote nothing"; exit 1; }
-echo "ok: doxygen $(doxygen --version | cut -d' ' -f1): no warning over dmaio.h and dmaio-model.h" \
+echo "ok: doxygen $(doxygen --version | cut -d' ' -f1): no warning over dmaio.h, dmaio-model.h and dmaio-account.h" \
 	"($(ls "$tmp/out/man/man3" | wc -l) pages generated and dropped)"

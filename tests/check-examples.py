@@ -8,7 +8,7 @@ The examples of README.md and of the manual pages, compiled and run as written.
             backslash, \\(aq a quote, ...; when mandoc is installed the page's rendering is
             checked to hold the same text)
   compiled  cc -std=c11 -Wall -Wextra -Werror -I BUILDDIR/include -I SRCDIR/include, linked with
-            -L BUILDDIR/lib -ldmaio -ldmaio-model -Wl,-rpath,BUILDDIR/lib. A block with main() is
+            -L BUILDDIR/lib -ldmaio -ldmaio-model -ldmaio-account -Wl,-rpath,BUILDDIR/lib. A block with main() is
             compiled as it is. A manual's example is a whole translation unit without main(): it
             comes first, as written, and a driver (HARNESS below) follows it with main() and the
             functions the example only declares. A README fragment (statements using names it
@@ -66,7 +66,7 @@ if not (os.path.exists(os.path.join(LIBDIR, "libdmaio.so"))
 CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror",
           "-I", os.path.join(BUILD, "include"), "-I", os.path.join(SRC, "include")]
 CFLAGS += shlex.split(os.environ.get("EXAMPLES_CFLAGS", ""))
-LDFLAGS = ["-L", LIBDIR, "-ldmaio", "-ldmaio-model", "-Wl,-rpath," + LIBDIR]
+LDFLAGS = ["-L", LIBDIR, "-ldmaio", "-ldmaio-model", "-ldmaio-account", "-Wl,-rpath," + LIBDIR]
 
 
 # --- extraction ----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ build=${2:-}
 man=$src/man
 map=$src/lib/libdmaio.map
 model_h=$src/include/dmaio-model.h
+account_h=$src/include/dmaio-account.h
 if [ -n "$build" ] && [ -f "$build/include/dmaio.h" ]; then
 	dmaio_h=$build/include/dmaio.h
 else
@@ -38,7 +39,7 @@ command -v mandoc >/dev/null 2>&1 || { echo "SKIP: mandoc not found (package man
 for t in awk sed sort comm; do
 	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
 done
-for f in "$map" "$dmaio_h" "$model_h"; do
+for f in "$map" "$dmaio_h" "$model_h" "$account_h"; do
 	[ -f "$f" ] || { echo "FAIL: $f does not exist"; exit 1; }
 done
 [ -d "$man/man3" ] || { echo "FAIL: no $man/man3"; exit 1; }
@@ -59,7 +60,7 @@ report() { # title file
 # ---- the exported symbols (the global: sections of the version script) ----------------------
 # comments may span lines; a node's name (its own, or the one it follows after "}") ends a
 # global: list as local: does (the last node of a map may be a global: one)
-cat "$map" "$src/lib/model/libdmaio-model.map" | perl -0777 -pe 's{/\*.*?\*/}{}gs; s/#.*$//mg' |
+cat "$map" "$src/lib/model/libdmaio-model.map" "$src/lib/account/libdmaio-account.map" | perl -0777 -pe 's{/\*.*?\*/}{}gs; s/#.*$//mg' |
 	tr ';{}' '\n\n\n' | sed 's/[[:space:]]//g' |
 	awk '/^local:/ { g = 0; next } /^[A-Z][A-Z_0-9.]*$/ { g = 0; next }
 	     /^global:/ { g = 1; sub(/^global:/, "") } g && NF' |
@@ -70,7 +71,7 @@ cat "$map" "$src/lib/model/libdmaio-model.map" | perl -0777 -pe 's{/\*.*?\*/}{}g
 # one normal form for C text: single spaces, none around * ( ) [ ] , (a comma is followed by one)
 norm='{ gsub(/[[:space:]]+/, " "); gsub(/ ?\* ?/, "*"); gsub(/ ?\( ?/, "("); gsub(/ ?\) ?/, ")");
 	gsub(/ ?\[ ?/, "["); gsub(/ ?\] ?/, "]"); gsub(/ ?, ?/, ", "); sub(/^ /, ""); sub(/ $/, "") }'
-awk -f "$strip_awk" "$dmaio_h" "$model_h" | sed 's://.*$::' >"$tmp/hdr.nocomment"
+awk -f "$strip_awk" "$dmaio_h" "$model_h" "$account_h" | sed 's://.*$::' >"$tmp/hdr.nocomment"
 # macros (continuation lines included), then the text without preprocessor lines
 awk '/^[[:space:]]*#[[:space:]]*define[[:space:]]/ { n = $0; sub(/^[[:space:]]*#[[:space:]]*define[[:space:]]+/, "", n);
 		sub(/[[:space:](].*/, "", n); print n }' "$tmp/hdr.nocomment" | sort -u >"$tmp/hdr.macros"
@@ -287,7 +288,7 @@ sh == "ERRORS" && /^\./ {
 	}
 }
 AWK
-awk -f "$tmp/retvals.awk" "$dmaio_h" "$model_h" | sort -u >"$tmp/hdr.retvals"
+awk -f "$tmp/retvals.awk" "$dmaio_h" "$model_h" "$account_h" | sort -u >"$tmp/hdr.retvals"
 [ -s "$tmp/hdr.retvals" ] || fail "no @retval found in the headers"
 : >"$tmp/errno-bad"
 while IFS="$(printf '\t')" read -r name page; do

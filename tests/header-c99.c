@@ -9,6 +9,8 @@
 #include <dmaio.h> /* include guard */
 #include <dmaio-model.h>
 #include <dmaio-model.h> /* include guard */
+#include <dmaio-account.h>
+#include <dmaio-account.h> /* include guard */
 
 /* the header provides every type it uses; a struct is initialised with its size */
 static size_t sizes(void)
@@ -68,6 +70,14 @@ int main(void)
 	    DMAIO_BUF_NAME_MAX != 32)
 		return 1;
 	if (dmaio_model_tensor_count(NULL) != -22 || dmaio_dtype_name(DMAIO_DTYPE_Q4_K) == NULL)
+		return 1;
+	/* libdmaio-account (1.1) */
+	if (sizeof(void *) == 8 &&
+	    (DMAIO_SIZE_SNAPSHOT_OPTS != 24 || DMAIO_SIZE_SNAPSHOT_INFO != 88 ||
+	     DMAIO_SIZE_SNAPSHOT_BUFFER != 48 || DMAIO_SIZE_SNAPSHOT_HOLDER != 32 ||
+	     DMAIO_SIZE_SNAPSHOT_PROCESS != 56))
+		return 1;
+	if (dmaio_snapshot_get_info(NULL, NULL) != -22 || dmaio_snapshot_find_buffer(NULL, 1) != -22)
 		return 1;
 	return sizes() > 0 ? 0 : 1;
 }

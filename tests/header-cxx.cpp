@@ -4,6 +4,7 @@
 // proves the extern "C" blocks and that nothing in them is C-only.
 #include <dmaio.h>
 #include <dmaio-model.h>
+#include <dmaio-account.h>
 #include <cstring>
 
 int main()
@@ -29,6 +30,13 @@ int main()
 	lo.mode = DMAIO_LOAD_PACKED;
 	if (dmaio_model_tensor_count(m) >= 0 || std::strcmp(dmaio_dtype_name(DMAIO_DTYPE_BF16), "BF16") != 0 ||
 	    lo.mode != 2 || DMAIO_SIZE_LOAD_OPTS > sizeof lo)
+		return 1;
+	dmaio_snapshot_opts so{};
+	so.struct_size = sizeof so;
+	so.source = DMAIO_SNAPSHOT_PROC;
+	dmaio_snapshot *snap = nullptr;
+	if (dmaio_snapshot_new(&so, nullptr, nullptr) != -22 || snap != nullptr ||
+	    DMAIO_SIZE_SNAPSHOT_OPTS > sizeof so)
 		return 1;
 	return 0;
 }

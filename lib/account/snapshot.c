@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Snapshots: the exported functions of libdmaio-account. A source (proc.c, bpf.c) appends raw
+ * records; the merge here makes each buffer and each (buffer, process) hold unique, sorts them,
+ * links buffers to their holders and totals each process.
+ */
+#include "account.h"
+
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+struct dmaio_snapshot {
+	struct dmaio_snapshot_info info;
+	struct acct_buf *bufs;
+	size_t nbufs;
+	struct acct_ref *holders;
+	size_t nholders;
+	struct dmaio_snapshot_process *procs;
+	char **comms;
+	size_t nprocs;
+};
+
+static int grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *np = reallocarray(*p, c, elem);
+
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+static int dup_str(const char *s, char **out)
+{
+	*out = NULL;
+	if (!s)
+		return 0;
+	*out = strdup(s);
+	return *out ? 0 : -ENOMEM;
+}
+
+int acct_add_buf(struct acct_raw *raw, uint64_t ino, uint64_t size, const char *exporter,
+		 const char *name, uint32_t flags)
+{
+	struct acct_buf *b;
+
+	if (grow((void **)&raw->bufs, &raw->cap_bufs, raw->nbufs, sizeof(*raw->bufs)))
+		return -ENOMEM;
+	b = &raw->bufs[raw->nbufs];
+	memset(b, 0, sizeof(*b));
+	b->ino = ino;
+	b->size = size;
+	b->flags = flags;
+	if (dup_str(exporter, &b->exporter) || dup_str(name, &b->name)) {
+		free(b->exporter);
+		return -ENOMEM;
+	}
+	raw->nbufs++;
+	return 0;
+}
+
+int acct_add_ref(struct acct_raw *raw, int32_t pid, uint64_t ino, uint32_t fds, uint32_t maps,
+		 uint64_t mapped_bytes)
+{
+	if (grow((void **)&raw->refs, &raw->cap_refs, raw->nrefs, sizeof(*raw->refs)))
+		return -ENOMEM;
+	raw->refs[raw->nrefs++] = (struct acct_ref){ .ino = ino, .pid = pid, .fds = fds,
+						     .maps = maps, .mapped_bytes = mapped_bytes };
+	return 0;
+}
+
+int acct_add_proc(struct acct_raw *raw, int32_t pid, const char *comm)
+{
+	if (grow((void **)&raw->procs, &raw->cap_procs, raw->nprocs, sizeof(*raw->procs)))
+		return -ENOMEM;
+	if (dup_str(comm ? comm : "", &raw->procs[raw->nprocs].comm))
+		return -ENOMEM;
+	raw->procs[raw->nprocs++].pid = pid;
+	return 0;
+}
+
+void acct_raw_free(struct acct_raw *raw)
+{
+	for (size_t i = 0; i < raw->nbufs; i++) {
+		free(raw->bufs[i].exporter);
+		free(raw->bufs[i].name);
+	}
+	for (size_t i = 0; i < raw->nprocs; i++)
+		free(raw->procs[i].comm);
+	free(raw->bufs);
+	free(raw->refs);
+	free(raw->procs);
+	memset(raw, 0, sizeof(*raw));
+}
+
+/* inode, then the complete record first, then the longest (a mapping's length) */
+static int cmp_buf(const void *a, const void *b)
+{
+	const struct acct_buf *x = a, *y = b;
+	bool px = x->flags & DMAIO_SNAPSHOT_BUF_PARTIAL, py = y->flags & DMAIO_SNAPSHOT_BUF_PARTIAL;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (px != py)
+		return px ? 1 : -1;
+	return x->size == y->size ? 0 : x->size > y->size ? -1 : 1;
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct acct_ref *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->pid == y->pid ? 0 : x->pid < y->pid ? -1 : 1;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct acct_proc *x = a, *y = b;
+
+	return x->pid == y->pid ? 0 : x->pid < y->pid ? -1 : 1;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x == y ? 0 : x < y ? -1 : 1;
+}
+
+static int cmp_snap_proc(const void *a, const void *b)
+{
+	const struct dmaio_snapshot_process *x = a, *y = b;
+
+	return x->pid == y->pid ? 0 : x->pid < y->pid ? -1 : 1;
+}
+
+static const struct acct_buf *find_buf(const struct acct_buf *v, size_t n, uint64_t ino)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (v[m].ino < ino)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < n && v[lo].ino == ino ? &v[lo] : NULL;
+}
+
+/* Make the raw records a snapshot; raw's memory moves into it. */
+static int merge(struct acct_raw *raw, struct dmaio_snapshot *s)
+{
+	size_t n = 0;
+
+	/* buffers: one per inode, the best record kept */
+	if (raw->nbufs)
+		qsort(raw->bufs, raw->nbufs, sizeof(*raw->bufs), cmp_buf);
+	for (size_t i = 0; i < raw->nbufs; i++) {
+		if (n && raw->bufs[n - 1].ino == raw->bufs[i].ino) {
+			free(raw->bufs[i].exporter);
+			free(raw->bufs[i].name);
+			continue;
+		}
+		raw->bufs[n++] = raw->bufs[i];
+	}
+	s->bufs = raw->bufs;
+	s->nbufs = n;
+	raw->bufs = NULL;
+	raw->nbufs = 0;
+
+	/* holds: one per (inode, pid), summed */
+	n = 0;
+	if (raw->nrefs)
+		qsort(raw->refs, raw->nrefs, sizeof(*raw->refs), cmp_ref);
+	for (size_t i = 0; i < raw->nrefs; i++) {
+		struct acct_ref *r = &raw->refs[i];
+
+		if (!find_buf(s->bufs, s->nbufs, r->ino))
+			continue; /* cannot happen: every source describes what it refers to */
+		if (n && raw->refs[n - 1].ino == r->ino && raw->refs[n - 1].pid == r->pid) {
+			raw->refs[n - 1].fds += r->fds;
+			raw->refs[n - 1].maps += r->maps;
+			raw->refs[n - 1].mapped_bytes += r->mapped_bytes;
+			continue;
+		}
+		raw->refs[n++] = *r;
+	}
+	s->holders = raw->refs;
+	s->nholders = n;
+	raw->refs = NULL;
+	raw->nrefs = 0;
+
+	/* processes: those holding something, sorted by pid */
+	int32_t *pids = malloc((s->nholders ? s->nholders : 1) * sizeof(*pids));
+
+	if (!pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nholders; i++)
+		pids[i] = s->holders[i].pid;
+	if (s->nholders)
+		qsort(pids, s->nholders, sizeof(*pids), cmp_pid);
+	n = 0;
+	for (size_t i = 0; i < s->nholders; i++)
+		if (!n || pids[n - 1] != pids[i])
+			pids[n++] = pids[i];
+	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
+	s->comms = calloc(n ? n : 1, sizeof(*s->comms));
+	if (!s->procs || !s->comms) {
+		free(pids);
+		return -ENOMEM;
+	}
+	s->nprocs = n;
+	if (raw->nprocs)
+		qsort(raw->procs, raw->nprocs, sizeof(*raw->procs), cmp_proc);
+	for (size_t i = 0; i < n; i++) {
+		struct acct_proc key = { .pid = pids[i] };
+		struct acct_proc *p = bsearch(&key, raw->procs, raw->nprocs, sizeof(*raw->procs),
+					      cmp_proc);
+
+		s->procs[i].pid = pids[i];
+		if (p) {
+			s->comms[i] = p->comm;
+			p->comm = NULL;
+		}
+	}
+	free(pids);
+
+	/* links and totals */
+	size_t b = 0;
+
+	for (size_t i = 0; i < s->nholders; i++) {
+		struct acct_ref *r = &s->holders[i];
+		struct dmaio_snapshot_process key = { .pid = r->pid };
+		struct dmaio_snapshot_process *p = bsearch(&key, s->procs, s->nprocs,
+							   sizeof(*s->procs), cmp_snap_proc);
+
+		while (s->bufs[b].ino != r->ino)
+			b++;
+		if (!s->bufs[b].holder_count)
+			s->bufs[b].first_holder = (uint32_t)i;
+		s->bufs[b].holder_count++;
+		r->process = (uint32_t)(p - s->procs);
+	}
+	for (size_t i = 0; i < s->nholders; i++) {
+		const struct acct_ref *r = &s->holders[i];
+		const struct acct_buf *bb = find_buf(s->bufs, s->nbufs, r->ino);
+		struct dmaio_snapshot_process *p = &s->procs[r->process];
+
+		p->nbuffers++;
+		p->bytes += bb->size;
+		if (bb->holder_count > 1)
+			p->shared_bytes += bb->size;
+		else
+			p->private_bytes += bb->size;
+		p->pss_bytes += bb->size / bb->holder_count;
+	}
+	s->info.flags = raw->flags;
+	for (size_t i = 0; i < s->nbufs; i++) {
+		s->info.bytes += s->bufs[i].size;
+		if (!s->bufs[i].holder_count && (raw->flags & DMAIO_SNAPSHOT_HAS_KERNEL)) {
+			s->bufs[i].flags |= DMAIO_SNAPSHOT_BUF_KERNEL;
+			s->info.kernel_bytes += s->bufs[i].size;
+		}
+	}
+	s->info.nbuffers = (uint32_t)s->nbufs;
+	s->info.nholders = (uint32_t)s->nholders;
+	s->info.nprocesses = (uint32_t)s->nprocs;
+	s->info.scanned = raw->scanned;
+	s->info.hidden = raw->hidden;
+	s->info.vanished = raw->vanished;
+	return 0;
+}
+
+/* CmaTotal / CmaFree of meminfo, bytes (0 without CMA) */
+static void read_cma(const char *proc_root, struct dmaio_snapshot_info *info)
+{
+	char path[512], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/meminfo", proc_root ? proc_root : "/proc");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long kb;
+
+		if (sscanf(line, "CmaTotal: %llu kB", &kb) == 1)
+			info->cma_total = kb * 1024;
+		else if (sscanf(line, "CmaFree: %llu kB", &kb) == 1)
+			info->cma_free = kb * 1024;
+	}
+	fclose(f);
+}
+
+static int64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+DMAIO_EXPORT void dmaio_snapshot_free(struct dmaio_snapshot *snap)
+{
+	if (!snap)
+		return;
+	for (size_t i = 0; i < snap->nbufs; i++) {
+		free(snap->bufs[i].exporter);
+		free(snap->bufs[i].name);
+	}
+	for (size_t i = 0; i < snap->nprocs; i++)
+		free(snap->comms[i]);
+	free(snap->bufs);
+	free(snap->holders);
+	free(snap->procs);
+	free(snap->comms);
+	free(snap);
+}
+
+DMAIO_EXPORT int dmaio_snapshot_new(const struct dmaio_snapshot_opts *opts,
+				    struct dmaio_snapshot **snap, struct dmaio_reason *reason)
+{
+	struct dmaio_snapshot_opts o = { .struct_size = sizeof(o) };
+	struct acct_raw raw = { 0 };
+	struct dmaio_reason bpf_why = { .struct_size = sizeof(bpf_why) };
+	struct dmaio_snapshot *s;
+	int64_t t0;
+	int r;
+
+	if (dmaio_reason_check(reason) || !snap)
+		return -EINVAL;
+	dmaio_reason_clear(reason);
+	*snap = NULL;
+	if (opts) {
+		r = dmaio_abi_copy_in(&o, sizeof(o), opts, DMAIO_SIZE_SNAPSHOT_OPTS);
+		if (r)
+			return dmaio_reason_set(reason, r == -E2BIG ? -EINVAL : r,
+						"struct dmaio_snapshot_opts: struct_size %u %s",
+						opts->struct_size,
+						r == -E2BIG ? "with non-zero bytes this library does not know"
+							    : "out of range");
+	}
+	if (o.source > DMAIO_SNAPSHOT_BPF)
+		return dmaio_reason_set(reason, -EINVAL, "unknown snapshot source %u", o.source);
+	if (o.flags & ~DMAIO_SNAPSHOT_FLAGS_ALL)
+		return dmaio_reason_set(reason, -EINVAL, "unknown snapshot flags 0x%x",
+					o.flags & ~DMAIO_SNAPSHOT_FLAGS_ALL);
+	if (o.pid < 0)
+		return dmaio_reason_set(reason, -EINVAL, "negative pid %d", (int)o.pid);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	t0 = now_ns(CLOCK_MONOTONIC);
+	s->info.struct_size = sizeof(s->info);
+	s->info.time_ns = now_ns(CLOCK_REALTIME);
+	s->info.source = DMAIO_SNAPSHOT_PROC;
+	if (o.source != DMAIO_SNAPSHOT_PROC) {
+		r = acct_bpf_scan(&raw, &bpf_why);
+		if (!r) {
+			s->info.source = DMAIO_SNAPSHOT_BPF;
+			raw.flags |= DMAIO_SNAPSHOT_HAS_KERNEL;
+		} else if (o.source == DMAIO_SNAPSHOT_BPF) {
+			dmaio_reason_set(reason, r, "%s", bpf_why.text);
+			goto fail;
+		}
+	}
+	r = acct_proc_scan(&raw, o.proc_root, o.pid, o.flags, reason);
+	if (r)
+		goto fail;
+	if (s->info.source == DMAIO_SNAPSHOT_PROC && o.source == DMAIO_SNAPSHOT_AUTO && reason) {
+		/* say why the kernel's list was not used, after what /proc could not see */
+		char prev[DMAIO_REASON_MAX];
+
+		snprintf(prev, sizeof(prev), "%s", reason->text);
+		dmaio_reason_set(reason, 0, "%s%sBPF source not used: %s", prev, prev[0] ? "; " : "",
+				 bpf_why.text);
+	}
+	r = merge(&raw, s);
+	if (r)
+		goto fail;
+	acct_raw_free(&raw);
+	read_cma(o.proc_root, &s->info);
+	s->info.duration_ns = (uint64_t)(now_ns(CLOCK_MONOTONIC) - t0);
+	*snap = s;
+	return 0;
+fail:
+	acct_raw_free(&raw);
+	dmaio_snapshot_free(s);
+	return r;
+}
+
+DMAIO_EXPORT int dmaio_snapshot_get_info(const struct dmaio_snapshot *snap,
+					 struct dmaio_snapshot_info *info)
+{
+	if (!snap || dmaio_abi_check_out(info, DMAIO_SIZE_SNAPSHOT_INFO))
+		return -EINVAL;
+	dmaio_abi_copy_out(info, &snap->info, sizeof(snap->info));
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_snapshot_get_buffer(const struct dmaio_snapshot *snap, uint32_t index,
+					   struct dmaio_snapshot_buffer *buf)
+{
+	struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
+	const struct acct_buf *a;
+
+	if (!snap || dmaio_abi_check_out(buf, DMAIO_SIZE_SNAPSHOT_BUFFER))
+		return -EINVAL;
+	if (index >= snap->nbufs)
+		return -ERANGE;
+	a = &snap->bufs[index];
+	b.flags = a->flags;
+	b.inode = a->ino;
+	b.size = a->size;
+	b.exporter = a->exporter ? a->exporter : "";
+	b.name = a->name ? a->name : "";
+	b.nprocesses = a->holder_count;
+	b.first_holder = a->holder_count ? a->first_holder : 0;
+	dmaio_abi_copy_out(buf, &b, sizeof(b));
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_snapshot_get_process(const struct dmaio_snapshot *snap, uint32_t index,
+					    struct dmaio_snapshot_process *proc)
+{
+	struct dmaio_snapshot_process p;
+
+	if (!snap || dmaio_abi_check_out(proc, DMAIO_SIZE_SNAPSHOT_PROCESS))
+		return -EINVAL;
+	if (index >= snap->nprocs)
+		return -ERANGE;
+	p = snap->procs[index];
+	p.struct_size = sizeof(p);
+	p.comm = snap->comms[index] ? snap->comms[index] : "";
+	dmaio_abi_copy_out(proc, &p, sizeof(p));
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_snapshot_get_holder(const struct dmaio_snapshot *snap, uint32_t index,
+					   struct dmaio_snapshot_holder *holder)
+{
+	struct dmaio_snapshot_holder h = { .struct_size = sizeof(h) };
+	const struct acct_ref *r;
+
+	if (!snap || dmaio_abi_check_out(holder, DMAIO_SIZE_SNAPSHOT_HOLDER))
+		return -EINVAL;
+	if (index >= snap->nholders)
+		return -ERANGE;
+	r = &snap->holders[index];
+	h.buffer = (uint32_t)(find_buf(snap->bufs, snap->nbufs, r->ino) - snap->bufs);
+	h.process = r->process;
+	h.pid = r->pid;
+	h.fds = r->fds;
+	h.maps = r->maps;
+	h.mapped_bytes = r->mapped_bytes;
+	dmaio_abi_copy_out(holder, &h, sizeof(h));
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_snapshot_find_buffer(const struct dmaio_snapshot *snap, uint64_t inode)
+{
+	const struct acct_buf *b;
+
+	if (!snap)
+		return -EINVAL;
+	b = find_buf(snap->bufs, snap->nbufs, inode);
+	return b ? (int)(b - snap->bufs) : -ENOENT;
+}

@@ -1,0 +1,804 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libdmaio-account: a snapshot's buffers, holders and per-process totals equal, exactly, what
+ * the test made: named buffers of the system heap, the CMA heap and udmabuf held by several
+ * processes, shared through fork() and SCM_RIGHTS, mapped twice with the descriptor closed,
+ * held twice through dup(). Then: an unprivileged caller sees its own processes and says what
+ * it cannot see; processes that churn descriptors, mappings and children while snapshots run
+ * get no wrong attribution and leak nothing; a pid namespace sees itself with its own pids.
+ * Suite needs-dmaheap (system heap and udmabuf; the CMA part where a CMA heap exists).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/dma-buf.h>
+#include <linux/udmabuf.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "dmaio-account.h"
+
+
+static struct test_args args;
+
+/* ---- helpers ---- */
+
+static uint64_t ino_of(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+/* a named buffer of a heap: fd, or the test skips/fails when the heap is missing */
+static int heap_buf(const char *heap, uint64_t size, const char *name)
+{
+	int fd = test_heap_alloc_fd(heap, size);
+
+	if (fd < 0)
+		return fd;
+	if (ioctl(fd, DMA_BUF_SET_NAME_B, name)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static int udmabuf_buf(uint64_t size, const char *name)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = size };
+	int dev, mfd, fd;
+
+	mfd = memfd_create("acct-udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, (off_t)size) || fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		return -errno;
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0) {
+		close(mfd);
+		return -errno;
+	}
+	c.memfd = (uint32_t)mfd;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+	fd = fd < 0 ? -errno : fd;
+	close(dev);
+	close(mfd);
+	if (fd >= 0 && ioctl(fd, DMA_BUF_SET_NAME_B, name)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static void need(int fd_or_err, const char *what)
+{
+	if (fd_or_err >= 0)
+		return;
+	if (fd_or_err == -ENOENT || fd_or_err == -ENODEV || fd_or_err == -ENOTTY)
+		test_no_device("%s: %s", what, strerror(-fd_or_err));
+	fail_msg("%s: %s", what, strerror(-fd_or_err));
+}
+
+static int send_fd(int sock, int fd)
+{
+	char c = 'f', ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &c, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char c, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *h;
+	int fd;
+
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -errno;
+	h = CMSG_FIRSTHDR(&m);
+	if (!h || h->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(h), sizeof(int));
+	return fd;
+}
+
+/* A child that holds what its function set up, reports 64-bit values, and lives until the
+ * parent closes its "go" pipe. Later children inherit earlier children's pipe ends, so they
+ * are stopped in reverse order. */
+struct kid {
+	pid_t pid;
+	int rep, go;
+};
+
+static void kid_start(struct kid *k, void (*fn)(int rep, void *arg), void *arg)
+{
+	int rp[2], gp[2];
+	char c;
+
+	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(gp, O_CLOEXEC), 0);
+	k->pid = fork();
+	assert_true(k->pid >= 0);
+	if (!k->pid) {
+		close(rp[0]);
+		close(gp[1]);
+		fn(rp[1], arg);
+		while (read(gp[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(rp[1]);
+	close(gp[0]);
+	k->rep = rp[0];
+	k->go = gp[1];
+}
+
+static void kid_report(int rep, uint64_t v)
+{
+	if (write(rep, &v, sizeof(v)) != sizeof(v))
+		_exit(3);
+}
+
+/* a child that cannot set up reports 0 and exits 1 */
+static void kid_fail(int rep, const char *what, int err)
+{
+	fprintf(stderr, "child %d: %s: %s\n", (int)getpid(), what, strerror(err < 0 ? -err : err));
+	kid_report(rep, 0);
+	_exit(1);
+}
+
+static uint64_t kid_read(struct kid *k)
+{
+	uint64_t v = 0;
+	ssize_t n;
+
+	do
+		n = read(k->rep, &v, sizeof(v));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(v) || !v)
+		fail_msg("child %d did not set up (see its message)", (int)k->pid);
+	return v;
+}
+
+static void kid_stop(struct kid *k)
+{
+	int st = 0;
+
+	close(k->go);
+	assert_int_equal(waitpid(k->pid, &st, 0), k->pid);
+	close(k->rep);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("child %d ended with status 0x%x", (int)k->pid, st);
+}
+
+/* ---- what the test made, and the check of a snapshot against it ---- */
+
+struct want_holder {
+	pid_t pid;
+	uint32_t fds, maps;
+	uint64_t mapped;
+};
+
+struct want {
+	const char *what;
+	uint64_t ino, size;
+	const char *exporter, *name;
+	bool partial_ok;           /* known only by mappings without sysfs statistics */
+	struct want_holder h[3];
+	int nh;
+};
+
+static bool sysfs_stats(uint64_t ino)
+{
+	char p[96];
+
+	snprintf(p, sizeof(p), "/sys/kernel/dmabuf/buffers/%llu/exporter_name",
+		 (unsigned long long)ino);
+	return access(p, F_OK) == 0;
+}
+
+static void check_buffer(struct dmaio_snapshot *s, const struct want *w)
+{
+	struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
+	int i = dmaio_snapshot_find_buffer(s, w->ino);
+
+	if (i < 0)
+		fail_msg("%s (inode %llu): not in the snapshot", w->what, (unsigned long long)w->ino);
+	assert_int_equal(dmaio_snapshot_get_buffer(s, (uint32_t)i, &b), 0);
+	assert_int_equal(b.inode, w->ino);
+	if (b.size != w->size)
+		fail_msg("%s: size %llu, want %llu", w->what, (unsigned long long)b.size,
+			 (unsigned long long)w->size);
+	if (w->partial_ok && (b.flags & DMAIO_SNAPSHOT_BUF_PARTIAL))
+		assert_string_equal(b.exporter, "");
+	else
+		assert_string_equal(b.exporter, w->exporter);
+	assert_false(b.flags & DMAIO_SNAPSHOT_BUF_KERNEL);
+	if (!w->partial_ok)
+		assert_false(b.flags & DMAIO_SNAPSHOT_BUF_PARTIAL);
+	assert_string_equal(b.name, w->name);
+	if ((int)b.nprocesses != w->nh)
+		fail_msg("%s: %u holders, want %d", w->what, b.nprocesses, w->nh);
+	for (int k = 0; k < w->nh; k++) {
+		struct dmaio_snapshot_holder h = { .struct_size = sizeof(h) };
+		struct dmaio_snapshot_process p = { .struct_size = sizeof(p) };
+
+		assert_int_equal(dmaio_snapshot_get_holder(s, b.first_holder + (uint32_t)k, &h), 0);
+		assert_int_equal(h.buffer, (uint32_t)i);
+		if (h.pid != w->h[k].pid || h.fds != w->h[k].fds || h.maps != w->h[k].maps ||
+		    h.mapped_bytes != w->h[k].mapped)
+			fail_msg("%s holder %d: pid %d fds %u maps %u mapped %llu, want pid %d fds %u "
+				 "maps %u mapped %llu", w->what, k, h.pid, h.fds, h.maps,
+				 (unsigned long long)h.mapped_bytes, (int)w->h[k].pid, w->h[k].fds,
+				 w->h[k].maps, (unsigned long long)w->h[k].mapped);
+		assert_int_equal(dmaio_snapshot_get_process(s, h.process, &p), 0);
+		assert_int_equal(p.pid, h.pid);
+	}
+}
+
+/* every process of @pids holds exactly the wanted buffers, with the totals they make */
+static void check_processes(struct dmaio_snapshot *s, const struct want *w, int nw,
+			    const pid_t *pids, int npids)
+{
+	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+
+	assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+	for (int k = 0; k < npids; k++) {
+		uint64_t bytes = 0, priv = 0, shared = 0, pss = 0;
+		uint32_t n = 0;
+		bool found = false;
+
+		for (int i = 0; i < nw; i++)
+			for (int j = 0; j < w[i].nh; j++) {
+				if (w[i].h[j].pid != pids[k])
+					continue;
+				n++;
+				bytes += w[i].size;
+				*(w[i].nh > 1 ? &shared : &priv) += w[i].size;
+				pss += w[i].size / (uint64_t)w[i].nh;
+			}
+		for (uint32_t i = 0; i < in.nprocesses; i++) {
+			struct dmaio_snapshot_process p = { .struct_size = sizeof(p) };
+
+			assert_int_equal(dmaio_snapshot_get_process(s, i, &p), 0);
+			if (p.pid != pids[k])
+				continue;
+			found = true;
+			if (p.nbuffers != n || p.bytes != bytes || p.private_bytes != priv ||
+			    p.shared_bytes != shared || p.pss_bytes != pss)
+				fail_msg("pid %d: %u buffers, %llu bytes (private %llu, shared %llu, "
+					 "pss %llu); want %u, %llu (%llu, %llu, %llu)", (int)p.pid,
+					 p.nbuffers, (unsigned long long)p.bytes,
+					 (unsigned long long)p.private_bytes,
+					 (unsigned long long)p.shared_bytes,
+					 (unsigned long long)p.pss_bytes, n, (unsigned long long)bytes,
+					 (unsigned long long)priv, (unsigned long long)shared,
+					 (unsigned long long)pss);
+			assert_true(p.comm[0] != 0);
+		}
+		if (!found && n)
+			fail_msg("pid %d: not in the snapshot", (int)pids[k]);
+	}
+}
+
+static struct dmaio_snapshot *take(uint32_t source, int32_t pid, struct dmaio_reason *why)
+{
+	struct dmaio_snapshot_opts o = { .struct_size = sizeof(o), .source = source, .pid = pid };
+	struct dmaio_snapshot *s = NULL;
+	int r = dmaio_snapshot_new(&o, &s, why);
+
+	if (r)
+		fail_msg("dmaio_snapshot_new(source %u, pid %d): %s: %s", source, (int)pid,
+			 strerror(-r), why ? why->text : "");
+	return s;
+}
+
+/* ---- exact: several processes, every way of holding ---- */
+
+struct exact {
+	int fd_a, sock[2];
+};
+
+/* C1: inherits A, receives B from C2 */
+static void kid1(int rep, void *arg)
+{
+	struct exact *e = arg;
+	int b;
+
+	close(e->sock[1]);
+	b = recv_fd(e->sock[0]);
+	if (b < 0)
+		kid_fail(rep, "recv B", b);
+	kid_report(rep, ino_of(b));
+}
+
+/* C2: makes B (kept, mapped once, sent to C1) and M (mapped twice, descriptor closed) */
+static void kid2(int rep, void *arg)
+{
+	struct exact *e = arg;
+	int b, m, r;
+	uint64_t ino_m;
+
+	close(e->fd_a);
+	close(e->sock[0]);
+	b = heap_buf("system", 2 * MiB, "acct-B");
+	if (b < 0)
+		kid_fail(rep, "alloc B", b);
+	if (mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, b, 0) == MAP_FAILED)
+		kid_fail(rep, "map B", errno);
+	r = send_fd(e->sock[1], b);
+	if (r)
+		kid_fail(rep, "send B", r);
+	m = heap_buf("system", 3 * MiB, "acct-M");
+	if (m < 0)
+		kid_fail(rep, "alloc M", m);
+	if (mmap(NULL, 3 * MiB, PROT_READ, MAP_SHARED, m, 0) == MAP_FAILED ||
+	    mmap(NULL, 1 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, m, 0) == MAP_FAILED)
+		kid_fail(rep, "map M", errno);
+	ino_m = ino_of(m);
+	close(m);
+	kid_report(rep, ino_of(b));
+	kid_report(rep, ino_m);
+}
+
+/* C3: a udmabuf held through two descriptors */
+static void kid3(int rep, void *arg)
+{
+	struct exact *e = arg;
+	int u;
+
+	close(e->fd_a);
+	close(e->sock[0]);
+	close(e->sock[1]);
+	u = udmabuf_buf(4 * MiB, "acct-U");
+	if (u < 0)
+		kid_fail(rep, "udmabuf", u);
+	if (fcntl(u, F_DUPFD_CLOEXEC, 0) < 0)
+		kid_fail(rep, "dup", errno);
+	kid_report(rep, ino_of(u));
+}
+
+static void test_exact(void **state)
+{
+	struct exact e;
+	struct kid k1, k2, k3;
+	struct want w[5];
+	const char *cma = test_cma_heap();
+	uint64_t ino_a, ino_b, ino_m, ino_u, ino_k = 0;
+	int fd_k = -1, nw = 0;
+	pid_t me = getpid();
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	(void)state;
+
+	need(e.fd_a = heap_buf("system", 1 * MiB, "acct-A"), "system heap");
+	int probe = udmabuf_buf(4096, "probe");
+
+	need(probe, "udmabuf");
+	close(probe);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e.sock), 0);
+	ino_a = ino_of(e.fd_a);
+	kid_start(&k1, kid1, &e);
+	kid_start(&k2, kid2, &e);
+	kid_start(&k3, kid3, &e);
+	close(e.sock[0]);
+	close(e.sock[1]);
+	if (cma) {
+		need(fd_k = heap_buf(cma, 1 * MiB, "acct-K"), "CMA heap");
+		ino_k = ino_of(fd_k);
+	} else if (test_expect_device("cma")) {
+		fail_msg("no CMA heap where one is expected");
+	}
+	assert_int_equal(kid_read(&k1), ino_b = kid_read(&k2));
+	ino_m = kid_read(&k2);
+	ino_u = kid_read(&k3);
+	assert_true(ino_a != ino_b && ino_b != ino_m && ino_m != ino_u);
+
+	pid_t lo = me < k1.pid ? me : k1.pid, hi = me < k1.pid ? k1.pid : me;
+
+	w[nw++] = (struct want){ "A (system, fork)", ino_a, 1 * MiB, "system", "acct-A", false,
+				 { { lo, 1, 0, 0 }, { hi, 1, 0, 0 } }, 2 };
+	lo = k1.pid < k2.pid ? k1.pid : k2.pid;
+	w[nw] = (struct want){ "B (system, SCM_RIGHTS, mapped)", ino_b, 2 * MiB, "system",
+			       "acct-B", false, { { 0 } }, 2 };
+	w[nw].h[k1.pid == lo ? 0 : 1] = (struct want_holder){ k1.pid, 1, 0, 0 };
+	w[nw].h[k1.pid == lo ? 1 : 0] = (struct want_holder){ k2.pid, 1, 1, 2 * MiB };
+	nw++;
+	w[nw++] = (struct want){ "M (system, mapped twice, fd closed)", ino_m, 3 * MiB, "system",
+				 "acct-M", !sysfs_stats(ino_m), { { k2.pid, 0, 2, 4 * MiB } }, 1 };
+	w[nw++] = (struct want){ "U (udmabuf, two fds)", ino_u, 4 * MiB, "udmabuf", "acct-U",
+				 false, { { k3.pid, 2, 0, 0 } }, 1 };
+	if (cma)
+		w[nw++] = (struct want){ "K (CMA)", ino_k, 1 * MiB, cma, "acct-K", false,
+					 { { me, 1, 0, 0 } }, 1 };
+
+	/* every process */
+	struct dmaio_snapshot *s = take(DMAIO_SNAPSHOT_PROC, 0, &why);
+	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+	pid_t pids[] = { me, k1.pid, k2.pid, k3.pid };
+
+	assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+	assert_int_equal(in.source, DMAIO_SNAPSHOT_PROC);
+	assert_true(in.scanned >= 4);
+	assert_int_equal(in.hidden, 0); /* root */
+	for (int i = 0; i < nw; i++)
+		check_buffer(s, &w[i]);
+	check_processes(s, w, nw, pids, 4);
+	/* holders are sorted by buffer, then pid, and cover each buffer's range */
+	for (uint32_t i = 0; i + 1 < in.nholders; i++) {
+		struct dmaio_snapshot_holder a = { .struct_size = sizeof(a) },
+					     b = { .struct_size = sizeof(b) };
+
+		dmaio_snapshot_get_holder(s, i, &a);
+		dmaio_snapshot_get_holder(s, i + 1, &b);
+		assert_true(a.buffer < b.buffer || (a.buffer == b.buffer && a.pid < b.pid));
+	}
+	dmaio_snapshot_free(s);
+
+	/* one process: C2's buffers only, with C2 as their only listed holder */
+	s = take(DMAIO_SNAPSHOT_PROC, k2.pid, NULL);
+	assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+	assert_int_equal(in.nbuffers, 2);
+	assert_int_equal(in.nprocesses, 1);
+	assert_true(dmaio_snapshot_find_buffer(s, ino_b) >= 0);
+	assert_true(dmaio_snapshot_find_buffer(s, ino_m) >= 0);
+	assert_int_equal(dmaio_snapshot_find_buffer(s, ino_a), -ENOENT);
+	dmaio_snapshot_free(s);
+
+	/* the automatic source gives the same holdings */
+	s = take(DMAIO_SNAPSHOT_AUTO, 0, NULL);
+	for (int i = 0; i < nw; i++)
+		check_buffer(s, &w[i]);
+	check_processes(s, w, nw, pids, 4);
+	dmaio_snapshot_free(s);
+
+	kid_stop(&k3);
+	kid_stop(&k2);
+	kid_stop(&k1);
+	if (fd_k >= 0)
+		close(fd_k);
+	close(e.fd_a);
+}
+
+/* ---- unprivileged: its own processes, and a statement of what it cannot see ---- */
+
+static void test_unprivileged(void **state)
+{
+	int fd = heap_buf("system", 64 * 1024, "acct-X"), st;
+	pid_t pid;
+	(void)state;
+
+	need(fd, "system heap");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct dmaio_reason why = { .struct_size = sizeof(why) };
+		struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+		struct dmaio_snapshot_opts o = { .struct_size = sizeof(o),
+						 .source = DMAIO_SNAPSHOT_PROC };
+		struct dmaio_snapshot *s;
+		int bad = 0, i;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534) ||
+		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+			_exit(10);
+		if (dmaio_snapshot_new(&o, &s, &why))
+			_exit(11);
+		dmaio_snapshot_get_info(s, &in);
+		if (!in.hidden || !(in.flags & DMAIO_SNAPSHOT_PARTIAL_PROCS) ||
+		    !strstr(why.text, "CAP_SYS_PTRACE"))
+			bad |= 1;
+		i = dmaio_snapshot_find_buffer(s, ino_of(fd));
+		if (i < 0) {
+			bad |= 2;
+		} else {
+			struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
+			struct dmaio_snapshot_holder h = { .struct_size = sizeof(h) };
+
+			dmaio_snapshot_get_buffer(s, (uint32_t)i, &b);
+			dmaio_snapshot_get_holder(s, b.first_holder, &h);
+			/* the parent (root) is not visible: this process is the only holder */
+			if (b.size != 64 * 1024 || strcmp(b.exporter, "system") ||
+			    strcmp(b.name, "acct-X") || b.nprocesses != 1 || h.pid != getpid() ||
+			    h.fds != 1)
+				bad |= 4;
+		}
+		dmaio_snapshot_free(s);
+		o.pid = getppid();
+		if (dmaio_snapshot_new(&o, &s, &why) != -EACCES || !strstr(why.text, "CAP_SYS_PTRACE"))
+			bad |= 8;
+		if (bad)
+			fprintf(stderr, "unprivileged: failures 0x%x (reason: %s)\n", bad, why.text);
+		_exit(bad);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(fd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("unprivileged child: status 0x%x", st);
+}
+
+/* ---- hostile: descriptors replaced, mappings and children coming and going ---- */
+
+static void churn(int rep, void *arg)
+{
+	int *fds = arg;
+
+	kid_report(rep, 1);
+	for (;;) {
+		void *p;
+		pid_t c;
+
+		dup2(fds[0], 100);
+		dup2(fds[1], 100);
+		close(100);
+		p = mmap(NULL, 128 * 1024, PROT_READ, MAP_SHARED, fds[1], 0);
+		if (p != MAP_FAILED)
+			munmap(p, 128 * 1024);
+		c = fork();
+		if (!c)
+			_exit(0);
+		if (c > 0)
+			waitpid(c, NULL, 0);
+		if (getppid() == 1)
+			_exit(0);
+	}
+}
+
+static int count_fds(void)
+{
+	int n = 0;
+	char p[64];
+
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n += access(p, F_OK) == 0;
+	}
+	return n;
+}
+
+static void test_churn(void **state)
+{
+	int fds[2];
+	struct kid k;
+	uint64_t ix, iy;
+	int before, rounds = test_quick() ? 10 : 40;
+	(void)state;
+
+	need(fds[0] = heap_buf("system", 64 * 1024, "acct-X"), "system heap");
+	need(fds[1] = heap_buf("system", 128 * 1024, "acct-Y"), "system heap");
+	ix = ino_of(fds[0]);
+	iy = ino_of(fds[1]);
+	kid_start(&k, churn, fds);
+	kid_read(&k);
+	close(fds[0]);
+	close(fds[1]);
+	before = count_fds();
+	for (int r = 0; r < rounds; r++) {
+		struct dmaio_snapshot *s = take(r & 1 ? DMAIO_SNAPSHOT_PROC : DMAIO_SNAPSHOT_AUTO, 0,
+						NULL);
+		struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+
+		dmaio_snapshot_get_info(s, &in);
+		for (uint32_t i = 0; i < in.nbuffers; i++) {
+			struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
+
+			dmaio_snapshot_get_buffer(s, i, &b);
+			if (b.inode != ix && b.inode != iy)
+				continue;
+			/* the size always belongs to the inode reported */
+			if (b.size != (b.inode == ix ? 64 * 1024u : 128 * 1024u) ||
+			    strcmp(b.name, b.inode == ix ? "acct-X" : "acct-Y"))
+				fail_msg("round %d: inode %llu: size %llu name %s", r,
+					 (unsigned long long)b.inode, (unsigned long long)b.size,
+					 b.name);
+			for (uint32_t h = 0; h < b.nprocesses; h++) {
+				struct dmaio_snapshot_holder ho = { .struct_size = sizeof(ho) };
+
+				dmaio_snapshot_get_holder(s, b.first_holder + h, &ho);
+				/* the churner or one of its short-lived children: each holds
+				 * its fd of the buffer, and at most the dup2 copy and one map */
+				if (ho.fds > 2 || ho.maps > 1 || (ho.maps && b.inode != iy) ||
+				    ho.pid == getpid())
+					fail_msg("round %d: holder pid %d fds %u maps %u of inode "
+						 "%llu", r, ho.pid, ho.fds, ho.maps,
+						 (unsigned long long)b.inode);
+			}
+		}
+		dmaio_snapshot_free(s);
+	}
+	assert_int_equal(count_fds(), before);
+	kill(k.pid, SIGKILL);
+	close(k.go);
+	waitpid(k.pid, NULL, 0);
+	close(k.rep);
+}
+
+/* ---- a pid namespace: its own /proc, its own pids ---- */
+
+static void test_pidns(void **state)
+{
+	int fd, p[2], q[2], st;
+	pid_t outer, inner_outer_pid = 0;
+	uint64_t ino;
+	(void)state;
+
+	need(fd = heap_buf("system", 256 * 1024, "acct-Z"), "system heap");
+	ino = ino_of(fd);
+	/* p: the inner process's outer pid to the parent; q: the parent's "done" to it */
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(q, O_CLOEXEC), 0);
+	outer = fork();
+	assert_true(outer >= 0);
+	if (!outer) {
+		pid_t g;
+
+		close(p[0]);
+		close(q[1]);
+		if (unshare(CLONE_NEWPID | CLONE_NEWNS))
+			_exit(errno == EPERM || errno == EINVAL ? 77 : 20);
+		g = fork();
+		if (g < 0)
+			_exit(21);
+		if (g > 0) {
+			close(fd);
+			if (write(p[1], &g, sizeof(g)) != sizeof(g))
+				_exit(22);
+			close(p[1]);
+			waitpid(g, &st, 0);
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 23);
+		}
+		/* pid 1 of the new namespace, with its own /proc */
+		struct dmaio_snapshot_opts o = { .struct_size = sizeof(o),
+						 .source = DMAIO_SNAPSHOT_PROC };
+		struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+		struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
+		struct dmaio_snapshot_holder h = { .struct_size = sizeof(h) };
+		struct dmaio_snapshot *s;
+		char c;
+		int i;
+
+		close(p[1]);
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("proc", "/proc", "proc", 0, NULL))
+			_exit(24);
+		if (dmaio_snapshot_new(&o, &s, NULL))
+			_exit(25);
+		dmaio_snapshot_get_info(s, &in);
+		i = dmaio_snapshot_find_buffer(s, ino);
+		if (i < 0 || in.nprocesses != 1)
+			_exit(26);
+		dmaio_snapshot_get_buffer(s, (uint32_t)i, &b);
+		dmaio_snapshot_get_holder(s, b.first_holder, &h);
+		if (b.nprocesses != 1 || h.pid != 1 || h.fds != 1 || b.size != 256 * 1024)
+			_exit(27);
+		dmaio_snapshot_free(s);
+		/* wait for the parent's snapshot */
+		while (read(q[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(fd);
+	close(p[1]);
+	close(q[0]);
+	if (read(p[0], &inner_outer_pid, sizeof(inner_outer_pid)) != sizeof(inner_outer_pid)) {
+		waitpid(outer, &st, 0);
+		close(p[0]);
+		close(q[1]);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+			print_message("SKIP: this kernel has no pid namespaces (CONFIG_PID_NS)\n");
+			skip();
+		}
+		fail_msg("namespace child: status 0x%x", st);
+	}
+	/* outside: the inner process under its outer pid, the only holder */
+	struct dmaio_snapshot *s = take(DMAIO_SNAPSHOT_PROC, 0, NULL);
+	struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
+	struct dmaio_snapshot_holder h = { .struct_size = sizeof(h) };
+	int i = dmaio_snapshot_find_buffer(s, ino);
+
+	assert_true(i >= 0);
+	dmaio_snapshot_get_buffer(s, (uint32_t)i, &b);
+	dmaio_snapshot_get_holder(s, b.first_holder, &h);
+	assert_int_equal(b.nprocesses, 1);
+	assert_int_equal(h.pid, inner_outer_pid);
+	dmaio_snapshot_free(s);
+	close(q[1]);
+	close(p[0]);
+	assert_int_equal(waitpid(outer, &st, 0), outer);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("namespace child: status 0x%x", st);
+}
+
+/* ---- arguments: each refusal its own errno ---- */
+
+static void test_args_contract(void **state)
+{
+	struct dmaio_snapshot *s = NULL;
+	struct dmaio_snapshot_opts o = { .struct_size = sizeof(o) };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	struct dmaio_snapshot_info in = { .struct_size = 8 };
+	(void)state;
+
+	assert_int_equal(dmaio_snapshot_new(NULL, NULL, NULL), -EINVAL);
+	o.source = 9;
+	assert_int_equal(dmaio_snapshot_new(&o, &s, &why), -EINVAL);
+	assert_non_null(strstr(why.text, "source"));
+	o.source = 0;
+	o.flags = 1u << 31;
+	assert_int_equal(dmaio_snapshot_new(&o, &s, NULL), -EINVAL);
+	o.flags = 0;
+	o.pid = -1;
+	assert_int_equal(dmaio_snapshot_new(&o, &s, NULL), -EINVAL);
+	o.pid = 0;
+	o.struct_size = 4;
+	assert_int_equal(dmaio_snapshot_new(&o, &s, NULL), -EINVAL);
+	o.struct_size = sizeof(o);
+	o.proc_root = "/nonexistent-proc";
+	assert_int_equal(dmaio_snapshot_new(&o, &s, &why), -ENOENT);
+	o.proc_root = NULL;
+	o.pid = INT32_MAX;
+	assert_int_equal(dmaio_snapshot_new(&o, &s, &why), -ESRCH);
+	o.pid = 0;
+	o.source = DMAIO_SNAPSHOT_PROC;
+	assert_int_equal(dmaio_snapshot_new(&o, &s, NULL), 0);
+	assert_int_equal(dmaio_snapshot_get_info(s, &in), -EINVAL);
+	assert_int_equal(dmaio_snapshot_get_info(NULL, &in), -EINVAL);
+	in.struct_size = sizeof(in);
+	assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+	struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
+
+	assert_int_equal(dmaio_snapshot_get_buffer(s, in.nbuffers, &b), -ERANGE);
+	struct dmaio_snapshot_process p = { .struct_size = sizeof(p) };
+
+	assert_int_equal(dmaio_snapshot_get_process(s, in.nprocesses, &p), -ERANGE);
+	struct dmaio_snapshot_holder h = { .struct_size = sizeof(h) };
+
+	assert_int_equal(dmaio_snapshot_get_holder(s, in.nholders, &h), -ERANGE);
+	assert_int_equal(dmaio_snapshot_find_buffer(NULL, 1), -EINVAL);
+	dmaio_snapshot_free(s);
+	dmaio_snapshot_free(NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest host[] = {
+		cmocka_unit_test(test_args_contract),
+	};
+	const struct CMUnitTest dev[] = {
+		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_unprivileged),
+		cmocka_unit_test(test_churn),
+		cmocka_unit_test(test_pidns),
+	};
+
+	test_parse_args(argc, argv, &args, "system");
+	if (!strcmp(args.heap, "memfd"))
+		return cmocka_run_group_tests_name("account-args", host, NULL, NULL);
+	return cmocka_run_group_tests_name("account", dev, NULL, NULL);
+}
