@@ -15,6 +15,9 @@ The command-line tools as a user meets them (issue 14, item 3), one regression c
             the chosen one's estimate the lowest of those that can serve
   memfd     dmaio-cp -v --heap memfd names the direct path of a memfd buffer by the library's
             name, "udmabuf-direct" (the one DMAIO_PATH and --path take), never "memfd-direct"
+  top       dmaio-top --json parses, with the documented keys and totals that add up; --save
+            then --diff against the same system: nothing new, nothing gone; usage errors exit
+            2, a --diff file that is no snapshot exits 1 with the reason
   progress  on a terminal (a pty): one line rewritten with \r, with MB/s and ETA, and the
             verify phase shown too; not on a terminal: plain lines ending in \n, no \r
 Usage: check-tools.py BUILDDIR   (exit 0 ok, 1 failure)
@@ -32,6 +35,7 @@ build = sys.argv[1]
 info = os.path.join(build, "examples", "dmaio-info")
 cp = os.path.join(build, "examples", "dmaio-cp")
 bench = os.path.join(build, "bench", "dmaio-bench")
+top = os.path.join(build, "examples", "dmaio-top")
 failures = []
 passes = []
 # dmaio-info's rule: each byte that is not part of a well-formed UTF-8 sequence is one U+FFFD
@@ -65,7 +69,7 @@ def pattern(n, seed=1):
 tmp = tempfile.mkdtemp(prefix="dmaio-tools.", dir=os.environ.get("TMPDIR", "/var/tmp"))
 
 # --- version -------------------------------------------------------------------------------
-for tool in (info, cp, bench):
+for tool in (info, cp, bench, top):
     if not os.path.exists(tool):
         print("# %s not built: skipped" % tool)
         continue
@@ -167,6 +171,44 @@ out = r.stdout.decode(errors="replace")
 check("memfd: copy", r.returncode == 0, "exit %d %r" % (r.returncode, r.stderr[:300]))
 check("memfd: the direct path has the library's name", "path udmabuf-direct" in out and
       "memfd-direct" not in out, out)
+
+# --- top -----------------------------------------------------------------------------------
+if os.path.exists(top):
+    r = run([top, "--json"])
+    try:
+        doc = json.loads(r.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        doc = None
+        check("top: --json parses", False, "%s; exit %d; %r" % (e, r.returncode, r.stdout[-300:]))
+    if doc is not None:
+        keys = {"source", "time_ns", "duration_ns", "flags", "reason", "scanned", "hidden",
+                "vanished", "totals", "cma", "exporters", "processes", "names", "buffers"}
+        check("top: --json keys", r.returncode == 0 and keys <= set(doc),
+              "missing %s" % sorted(keys - set(doc)))
+        bufs = doc.get("buffers", [])
+        check("top: totals are the buffers' sum",
+              doc["totals"]["buffers"] == len(bufs) and
+              doc["totals"]["bytes"] == sum(b["size"] for b in bufs) and
+              sum(e["bytes"] for e in doc["exporters"]) == doc["totals"]["bytes"],
+              repr(doc["totals"]))
+        check("top: at least this process read", doc["scanned"] >= 1, repr(doc["scanned"]))
+    saved = os.path.join(tmp, "top.json")
+    r = run([top, "--no-maps", "--save", saved])
+    check("top: --save", r.returncode == 0 and os.path.exists(saved), "exit %d" % r.returncode)
+    r = run([top, "--json", "--no-maps", "--diff", saved])
+    try:
+        d = json.loads(r.stdout.decode("utf-8"))["diff"]
+        check("top: --diff against itself: nothing new or gone",
+              r.returncode == 0 and d["new"] == [] and d["gone"] == [], repr(d)[:300])
+    except (UnicodeDecodeError, ValueError, KeyError) as e:
+        check("top: --diff --json parses", False, "%s; exit %d" % (e, r.returncode))
+    for bad in (["--source", "nope"], ["--pid", "0"], ["--delay", "-1"], ["extra"]):
+        r = run([top] + bad)
+        check("top: usage error %s exits 2" % " ".join(bad), r.returncode == 2 and r.stderr,
+              "exit %d" % r.returncode)
+    r = run([top, "--diff", src])
+    check("top: --diff of a file that is no snapshot: exit 1 with the reason",
+          r.returncode == 1 and b"--diff" in r.stderr, "exit %d, %r" % (r.returncode, r.stderr[:200]))
 
 # --- progress ------------------------------------------------------------------------------
 def on_pty(args):

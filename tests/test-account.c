@@ -36,6 +36,11 @@
 #include "common.h"
 #include "dmaio-account.h"
 
+#ifdef TEST_HAVE_DRM
+#include <drm.h>
+#endif
+#include <sys/utsname.h>
+
 
 static struct test_args args;
 
@@ -735,6 +740,131 @@ static void test_pidns(void **state)
 		fail_msg("namespace child: status 0x%x", st);
 }
 
+/* ---- the BPF source: the kernel's list, buffers no process holds, agreement with /proc ---- */
+
+/* The BPF source must work: Linux 6.16+ with BTF, in the test VM (where a missing one is a
+ * failure, not a skip) */
+static bool bpf_expected(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+		return false;
+	return (maj > 6 || (maj == 6 && min >= 16)) && access("/sys/kernel/btf/vmlinux", R_OK) == 0 &&
+	       test_expect_devices();
+}
+
+static struct dmaio_snapshot *take_bpf_or_skip(void)
+{
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	struct dmaio_snapshot_opts o = { .struct_size = sizeof(o), .source = DMAIO_SNAPSHOT_BPF };
+	struct dmaio_snapshot *s = NULL;
+	int r = dmaio_snapshot_new(&o, &s, &why);
+
+	if (r == -EOPNOTSUPP && !bpf_expected()) {
+		print_message("SKIP: no BPF source: %s\n", why.text);
+		skip();
+	}
+	if (r)
+		fail_msg("BPF snapshot: %s: %s", strerror(-r), why.text);
+	return s;
+}
+
+/* every buffer /proc sees complete, BPF sees the same, with the same holders */
+static void check_agree(struct dmaio_snapshot *p, struct dmaio_snapshot *b)
+{
+	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+
+	dmaio_snapshot_get_info(p, &in);
+	for (uint32_t i = 0; i < in.nbuffers; i++) {
+		struct dmaio_snapshot_buffer x = { .struct_size = sizeof(x) },
+					     y = { .struct_size = sizeof(y) };
+		int j;
+
+		dmaio_snapshot_get_buffer(p, i, &x);
+		j = dmaio_snapshot_find_buffer(b, x.inode);
+		if (j < 0)
+			fail_msg("inode %llu (%s): in /proc's snapshot, not in BPF's",
+				 (unsigned long long)x.inode, x.name);
+		dmaio_snapshot_get_buffer(b, (uint32_t)j, &y);
+		if (x.size != y.size || strcmp(x.name, y.name) || y.flags ||
+		    (!(x.flags & DMAIO_SNAPSHOT_BUF_PARTIAL) && strcmp(x.exporter, y.exporter)) ||
+		    x.nprocesses != y.nprocesses)
+			fail_msg("inode %llu: /proc %llu %s %s %u holders, BPF %llu %s %s %u holders "
+				 "(flags 0x%x)", (unsigned long long)x.inode,
+				 (unsigned long long)x.size, x.exporter, x.name, x.nprocesses,
+				 (unsigned long long)y.size, y.exporter, y.name, y.nprocesses, y.flags);
+	}
+}
+
+static void test_bpf(void **state)
+{
+	struct dmaio_snapshot *b = take_bpf_or_skip(), *p;
+	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+	int fd, i;
+	uint64_t ino;
+	(void)state;
+
+	assert_int_equal(dmaio_snapshot_get_info(b, &in), 0);
+	assert_int_equal(in.source, DMAIO_SNAPSHOT_BPF);
+	assert_true(in.flags & DMAIO_SNAPSHOT_HAS_KERNEL);
+	dmaio_snapshot_free(b);
+
+	need(fd = heap_buf("system", 192 * 1024, "acct-H"), "system heap");
+	ino = ino_of(fd);
+	/* held by a process: both sources, and they agree on everything */
+	b = take_bpf_or_skip();
+	p = take(DMAIO_SNAPSHOT_PROC, 0, NULL);
+	assert_true(dmaio_snapshot_find_buffer(p, ino) >= 0);
+	check_agree(p, b);
+	dmaio_snapshot_free(p);
+	dmaio_snapshot_free(b);
+#ifdef TEST_HAVE_DRM
+	/* held by a driver only: imported into the DRM device (a GEM object keeps it), the
+	 * descriptor closed */
+	int drm = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
+	struct drm_prime_handle h = { .fd = fd };
+
+	if (drm < 0) {
+		close(fd);
+		if (test_expect_device("drm"))
+			fail_msg("/dev/dri/card0: %s", strerror(errno));
+		print_message("SKIP: no DRM device for a buffer held by the kernel only\n");
+		skip();
+	}
+	if (ioctl(drm, DRM_IOCTL_PRIME_FD_TO_HANDLE, &h))
+		fail_msg("PRIME import into /dev/dri/card0: %s", strerror(errno));
+	close(fd);
+	b = take_bpf_or_skip();
+	p = take(DMAIO_SNAPSHOT_PROC, 0, NULL);
+	i = dmaio_snapshot_find_buffer(b, ino);
+	assert_true(i >= 0);
+	struct dmaio_snapshot_buffer x = { .struct_size = sizeof(x) };
+
+	dmaio_snapshot_get_buffer(b, (uint32_t)i, &x);
+	assert_int_equal(x.flags, DMAIO_SNAPSHOT_BUF_KERNEL);
+	assert_int_equal(x.nprocesses, 0);
+	assert_int_equal(x.size, 192 * 1024);
+	assert_string_equal(x.name, "acct-H");
+	assert_string_equal(x.exporter, "system");
+	assert_int_equal(dmaio_snapshot_get_info(b, &in), 0);
+	assert_true(in.kernel_bytes >= 192 * 1024);
+	assert_int_equal(dmaio_snapshot_find_buffer(p, ino), -ENOENT);
+	check_agree(p, b);
+	dmaio_snapshot_free(p);
+	dmaio_snapshot_free(b);
+	/* the device's last reference gone: so is the buffer */
+	close(drm);
+	b = take_bpf_or_skip();
+	assert_int_equal(dmaio_snapshot_find_buffer(b, ino), -ENOENT);
+	dmaio_snapshot_free(b);
+#else
+	close(fd);
+	(void)i;
+#endif
+}
+
 /* ---- arguments: each refusal its own errno ---- */
 
 static void test_args_contract(void **state)
@@ -795,6 +925,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unprivileged),
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_pidns),
+		cmocka_unit_test(test_bpf),
 	};
 
 	test_parse_args(argc, argv, &args, "system");
