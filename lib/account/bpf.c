@@ -18,12 +18,14 @@
 #include "dmabuf-record.h"
 #include "dmabuf.skel.h"
 
-/* libbpf prints to stderr by default; a library says why through its reason instead */
+/* libbpf prints to stderr by default; a library says why through its reason instead, unless
+ * DMAIO_DEBUG asks for libbpf's own messages (the verifier's log among them) */
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	(void)level;
-	(void)fmt;
-	(void)ap;
+	const char *d = secure_getenv("DMAIO_DEBUG");
+
+	if (d && *d && strcmp(d, "0") && level != LIBBPF_DEBUG)
+		return vfprintf(stderr, fmt, ap);
 	return 0;
 }
 
