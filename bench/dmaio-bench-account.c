@@ -7,7 +7,7 @@
  *   dmaio-bench-account [--buffers N[,N...]] [--procs P] [--runs R] [--heap NAME]
  *                       [--size BYTES] [--alloc-seconds S] [--json]
  *
- * Each count: P child processes hold N buffers between them (named, 4 KiB each by default);
+ * Each count: P child processes (more where each would hold over 4000) hold N buffers between them (named, 4 KiB each by default);
  * for each source (proc, proc without maps, bpf where it works) R snapshots, the median and
  * min/max of wall time and of CPU time (user + system of this process) per snapshot, and the
  * buffers seen (must be >= N). Then a child allocates and frees one buffer at a time for S
@@ -257,18 +257,21 @@ int main(int argc, char **argv)
 		pid_t kids[64];
 		int ready[2];
 		double t_alloc = now();
+		/* a process holds at most 4000 (the VM's descriptor limit is 4096): more holders for
+		 * more buffers */
+		unsigned procs_c = counts[c] / 4000 + 1 > procs ? counts[c] / 4000 + 1 : procs;
 
-		if (procs > 64 || pipe2(ready, O_CLOEXEC))
+		if (procs_c > 64 || pipe2(ready, O_CLOEXEC))
 			return 1;
-		for (unsigned k = 0; k < procs; k++)
-			kids[k] = holder(counts[c] / procs + (k < counts[c] % procs), ready[1]);
-		for (unsigned k = 0; k < procs; k++) {
+		for (unsigned k = 0; k < procs_c; k++)
+			kids[k] = holder(counts[c] / procs_c + (k < counts[c] % procs_c), ready[1]);
+		for (unsigned k = 0; k < procs_c; k++) {
 			char ok = 0;
 
 			if (read(ready[0], &ok, 1) != 1 || !ok) {
 				fprintf(stderr, "dmaio-bench-account: holders could not allocate %u buffers\n",
 					counts[c]);
-				for (unsigned j = 0; j < procs; j++)
+				for (unsigned j = 0; j < procs_c; j++)
 					kill(kids[j], SIGKILL);
 				return 1;
 			}
@@ -321,8 +324,9 @@ int main(int argc, char **argv)
 				       wmed * 1e6 / counts[c], nb, nb < counts[c] ? "  MISSING" : "");
 		}
 		if (!json)
-			printf("%7u buffers  (allocated by the holders in %.1f s)\n", counts[c], t_alloc);
-		for (unsigned k = 0; k < procs; k++) {
+			printf("%7u buffers  (allocated by %u holders in %.1f s)\n", counts[c], procs_c,
+			       t_alloc);
+		for (unsigned k = 0; k < procs_c; k++) {
 			kill(kids[k], SIGKILL);
 			waitpid(kids[k], NULL, 0);
 		}
