@@ -300,18 +300,54 @@ static void print_text(const struct opts *o, json_t *j)
 
 /* ---- --diff: a saved snapshot against this one ---- */
 
-static bool same_buffer(json_t *a, json_t *b)
+/* a buffer's identity across snapshots: inode, then size and exporter (an inode number can be
+ * reused once its buffer is gone) */
+static int cmp_identity(const void *pa, const void *pb)
 {
-	return jint(a, "inode") == jint(b, "inode") && jint(a, "size") == jint(b, "size") &&
-	       !strcmp(jstr(a, "exporter"), jstr(b, "exporter"));
+	json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+	uint64_t x = jint(a, "inode"), y = jint(b, "inode");
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = jint(a, "size");
+	y = jint(b, "size");
+	if (x != y)
+		return x < y ? -1 : 1;
+	return strcmp(jstr(a, "exporter"), jstr(b, "exporter"));
 }
 
-static json_t *find_same(json_t *arr, json_t *b)
+static json_t **by_identity(json_t *arr, size_t *n)
 {
-	for (size_t i = 0; i < json_array_size(arr); i++)
-		if (same_buffer(json_array_get(arr, i), b))
-			return json_array_get(arr, i);
-	return NULL;
+	json_t **v;
+
+	*n = json_array_size(arr);
+	v = calloc(*n ? *n : 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < *n; i++)
+		v[i] = json_array_get(arr, i);
+	qsort(v, *n, sizeof(*v), cmp_identity);
+	return v;
+}
+
+/* the buffers of one sorted list missing from the other: one merge walk, O(n log n) in all */
+static void added_gone(json_t *old_arr, json_t *cur_arr, json_t *added, json_t *gone)
+{
+	size_t no, nc, i = 0, j = 0;
+	json_t **o = by_identity(old_arr, &no), **c = by_identity(cur_arr, &nc);
+
+	while (o && c && (i < no || j < nc)) {
+		int d = i == no ? 1 : j == nc ? -1 : cmp_identity(&o[i], &c[j]);
+
+		if (d < 0)
+			json_array_append(gone, o[i++]);
+		else if (d > 0)
+			json_array_append(added, c[j++]);
+		else
+			i++, j++;
+	}
+	free(o);
+	free(c);
 }
 
 static json_t *find_pid(json_t *arr, uint64_t pid)
@@ -328,12 +364,7 @@ static json_t *diff_json(json_t *old, json_t *cur)
 	json_t *added = json_array(), *gone = json_array(), *procs = json_array();
 	json_t *op = json_object_get(old, "processes"), *cp = json_object_get(cur, "processes");
 
-	for (size_t i = 0; i < json_array_size(cb); i++)
-		if (!find_same(ob, json_array_get(cb, i)))
-			json_array_append(added, json_array_get(cb, i));
-	for (size_t i = 0; i < json_array_size(ob); i++)
-		if (!find_same(cb, json_array_get(ob, i)))
-			json_array_append(gone, json_array_get(ob, i));
+	added_gone(ob, cb, added, gone);
 	for (int pass = 0; pass < 2; pass++) {
 		json_t *a = pass ? op : cp, *other = pass ? cp : op;
 

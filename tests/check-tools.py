@@ -202,6 +202,25 @@ if os.path.exists(top):
               r.returncode == 0 and d["new"] == [] and d["gone"] == [], repr(d)[:300])
     except (UnicodeDecodeError, ValueError, KeyError) as e:
         check("top: --diff --json parses", False, "%s; exit %d" % (e, r.returncode))
+    # a buffer that was there and is no more: listed as gone, with the process that lost it
+    try:
+        old = json.load(open(saved))
+        fake = {"inode": 987654321, "size": 12345, "exporter": "system", "name": "leak-test",
+                "kernel": False, "partial": False, "holders": [{"pid": 424242, "fds": 1,
+                                                                "maps": 0, "mapped_bytes": 0}]}
+        old["buffers"].append(fake)
+        old["processes"].append({"pid": 424242, "comm": "gone-proc", "buffers": 1,
+                                 "bytes": 12345, "private_bytes": 12345, "shared_bytes": 0,
+                                 "pss_bytes": 12345})
+        json.dump(old, open(saved, "w"))
+        r = run([top, "--json", "--no-maps", "--diff", saved])
+        d = json.loads(r.stdout.decode("utf-8"))["diff"]
+        check("top: --diff lists a buffer gone and the process that held it",
+              r.returncode == 0 and [b["inode"] for b in d["gone"]] == [987654321] and
+              any(p["pid"] == 424242 and p["delta"] == -12345 for p in d["processes"]),
+              repr(d)[:400])
+    except (OSError, ValueError, KeyError) as e:
+        check("top: --diff of an edited snapshot", False, repr(e))
     for bad in (["--source", "nope"], ["--pid", "0"], ["--delay", "-1"], ["extra"]):
         r = run([top] + bad)
         check("top: usage error %s exits 2" % " ".join(bad), r.returncode == 2 and r.stderr,
