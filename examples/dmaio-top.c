@@ -199,8 +199,8 @@ static int cmp_bytes_desc(const void *a, const void *b)
 	return x == y ? 0 : x > y ? -1 : 1;
 }
 
-/* the array's members, largest first */
-static json_t **sorted(json_t *arr, size_t *n)
+/* the array's members in the order of cmp (a malloc'd array of borrowed references) */
+static json_t **sorted_by(json_t *arr, size_t *n, int (*cmp)(const void *, const void *))
 {
 	json_t **v;
 
@@ -210,8 +210,14 @@ static json_t **sorted(json_t *arr, size_t *n)
 		return NULL;
 	for (size_t i = 0; i < *n; i++)
 		v[i] = json_array_get(arr, i);
-	qsort(v, *n, sizeof(*v), cmp_bytes_desc);
+	qsort(v, *n, sizeof(*v), cmp);
 	return v;
+}
+
+/* the array's members, largest first */
+static json_t **sorted(json_t *arr, size_t *n)
+{
+	return sorted_by(arr, n, cmp_bytes_desc);
 }
 
 static const char *jstr(json_t *o, const char *k)
@@ -316,25 +322,11 @@ static int cmp_identity(const void *pa, const void *pb)
 	return strcmp(jstr(a, "exporter"), jstr(b, "exporter"));
 }
 
-static json_t **by_identity(json_t *arr, size_t *n)
-{
-	json_t **v;
-
-	*n = json_array_size(arr);
-	v = calloc(*n ? *n : 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < *n; i++)
-		v[i] = json_array_get(arr, i);
-	qsort(v, *n, sizeof(*v), cmp_identity);
-	return v;
-}
-
 /* the buffers of one sorted list missing from the other: one merge walk, O(n log n) in all */
 static void added_gone(json_t *old_arr, json_t *cur_arr, json_t *added, json_t *gone)
 {
 	size_t no, nc, i = 0, j = 0;
-	json_t **o = by_identity(old_arr, &no), **c = by_identity(cur_arr, &nc);
+	json_t **o = sorted_by(old_arr, &no, cmp_identity), **c = sorted_by(cur_arr, &nc, cmp_identity);
 
 	while (o && c && (i < no || j < nc)) {
 		int d = i == no ? 1 : j == nc ? -1 : cmp_identity(&o[i], &c[j]);
