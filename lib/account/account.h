@@ -27,7 +27,8 @@ struct acct_ref {
 	int32_t pid;
 	uint32_t fds;
 	uint32_t maps;
-	uint32_t process;        /* set by the merge */
+	uint32_t process;        /* set by the merge: the process's index */
+	uint32_t buffer;         /* set by the merge: the buffer's index */
 	uint64_t mapped_bytes;
 };
 

@@ -249,10 +249,11 @@ static int merge(struct acct_raw *raw, struct dmaio_snapshot *s)
 			s->bufs[b].first_holder = (uint32_t)i;
 		s->bufs[b].holder_count++;
 		r->process = (uint32_t)(p - s->procs);
+		r->buffer = (uint32_t)b;
 	}
 	for (size_t i = 0; i < s->nholders; i++) {
 		const struct acct_ref *r = &s->holders[i];
-		const struct acct_buf *bb = find_buf(s->bufs, s->nbufs, r->ino);
+		const struct acct_buf *bb = &s->bufs[r->buffer];
 		struct dmaio_snapshot_process *p = &s->procs[r->process];
 
 		p->nbuffers++;
@@ -457,7 +458,7 @@ DMAIO_EXPORT int dmaio_snapshot_get_holder(const struct dmaio_snapshot *snap, ui
 	if (index >= snap->nholders)
 		return -ERANGE;
 	r = &snap->holders[index];
-	h.buffer = (uint32_t)(find_buf(snap->bufs, snap->nbufs, r->ino) - snap->bufs);
+	h.buffer = r->buffer;
 	h.process = r->process;
 	h.pid = r->pid;
 	h.fds = r->fds;
