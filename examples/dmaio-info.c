@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define PROG "dmaio-info"
@@ -199,7 +200,20 @@ struct heap_rep {
 };
 
 #define MAX_EST 16
+#define MAX_DMABUFS 8
 static bool explain; /* --explain */
+
+/* --dmabuf PID:FD: a dma-buf another process holds, taken with pidfd_getfd(2) and imported */
+struct dmabuf_rep {
+	char spec[32];      /* "PID:FD" */
+	int pid, fd;
+	int err;            /* -errno of taking or importing it */
+	const char *step;   /* which step failed */
+	struct dmaio_buf *b;
+	struct dmaio_buf_info info;
+};
+static struct dmabuf_rep dmabufs[MAX_DMABUFS];
+static int ndmabufs;
 
 struct file_choice {
 	char provider[64];
@@ -429,6 +443,8 @@ static void make_hints(struct report *r)
 			"fix one of the above, the system heap or udmabuf being the usual ones");
 }
 
+static void probe_file_dmabufs(struct file_rep *f, int fd);
+
 static void probe_file(struct report *r, struct file_rep *f)
 {
 	int fd, i;
@@ -507,11 +523,74 @@ static void probe_file(struct report *r, struct file_rep *f)
 		}
 		dmaio_buf_free(b);
 	}
+	probe_file_dmabufs(f, fd);
 	close(fd);
 	if (f->fi.direct == DMAIO_CAP_NO)
 		hint(r, "%s: O_DIRECT is not supported there (%s), so reads of it are copied through the page "
 			"cache; put data on a block filesystem (ext4, xfs, f2fs, btrfs) for the direct paths",
 		     f->name, errname(f->fi.direct_err));
+}
+
+static void take_dmabuf(struct dmabuf_rep *d)
+{
+	long pidfd, fd;
+	int err;
+
+	pidfd = syscall(SYS_pidfd_open, d->pid, 0);
+	if (pidfd < 0) {
+		d->err = -errno;
+		d->step = "pidfd_open";
+		return;
+	}
+	fd = syscall(SYS_pidfd_getfd, (int)pidfd, d->fd, 0); /* close-on-exec by the kernel */
+	err = fd < 0 ? -errno : 0;
+	close((int)pidfd);
+	if (err) {
+		d->err = err;
+		d->step = "pidfd_getfd";
+		return;
+	}
+	err = dmaio_buf_import(NULL, (int)fd, 0, &d->b);
+	close((int)fd);
+	if (err) {
+		d->err = err;
+		d->step = "dmaio_buf_import";
+		return;
+	}
+	d->info.struct_size = sizeof(d->info);
+	err = dmaio_buf_get_info(d->b, &d->info);
+	if (err) {
+		d->err = err;
+		d->step = "dmaio_buf_get_info";
+	}
+}
+
+/* a read of FILE into each --dmabuf buffer: which path, and (--explain) every path's estimate */
+static void probe_file_dmabufs(struct file_rep *f, int fd)
+{
+	for (int i = 0; i < ndmabufs && f->nchoice < MAX_PROVS; i++) {
+		const struct dmabuf_rep *d = &dmabufs[i];
+		struct file_choice *c;
+		uint64_t len = f->fi.file_size;
+
+		if (d->err)
+			continue;
+		c = &f->choice[f->nchoice++];
+		snprintf(c->provider, sizeof(c->provider), "dma-buf %.31s", d->spec);
+		if (len > d->info.size)
+			len = d->info.size;
+		if (len > RANGE_MAX)
+			len = RANGE_MAX;
+		c->buf_len = (size_t)len;
+		c->path = choose(d->b, fd, 0, c->buf_len, c->why, sizeof(c->why));
+		if (explain) {
+			c->est[0].struct_size = sizeof(c->est[0]);
+			c->nest = dmaio_fd_explain_path(fd, 0, d->b, 0, c->buf_len, DMAIO_OP_READ, 0,
+							c->est, MAX_EST);
+			if (c->nest > MAX_EST)
+				c->nest = MAX_EST;
+		}
+	}
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -665,6 +744,31 @@ static void print_text(const struct report *r)
 		printf("  default (heap NULL): none (%s: %s)\n", errname(r->default_err),
 		       r->default_why[0] ? r->default_why : strerror(-r->default_err));
 	printf("dma-buf provider available: %s\n", r->any_dmabuf ? "yes" : "no");
+
+	for (i = 0; i < ndmabufs; i++) {
+		const struct dmabuf_rep *d = &dmabufs[i];
+		const struct dmaio_buf_info *bi = &d->info;
+
+		printf("\ndma-buf %s: ", d->spec);
+		if (d->err) {
+			printf("%s: %s\n", d->step, strerror(-d->err));
+			continue;
+		}
+		human_size(tmp, sizeof(tmp), bi->size);
+		printf("%s, %" PRIu64 " bytes, inode %" PRIu64 ", exporter %s, name \"%s\"\n", tmp,
+		       bi->size, bi->inode, bi->exporter[0] ? bi->exporter : "(unknown)", bi->name);
+		if (bi->mmap == DMAIO_CAP_YES)
+			printf("  CPU mapping: yes: every path that copies through a mapping can serve it\n");
+		else if (bi->mmap == DMAIO_CAP_NO)
+			printf("  CPU mapping: no (%s): its exporter gives none, so neither "
+			       "dmaio_buf_map() nor the paths that copy through a mapping (bounce-direct, "
+			       "buffered) can serve it; only a path where the kernel moves the data "
+			       "could%s\n", errname(bi->mmap_err),
+			       r->nfiles ? " (the file lines below say which one does)" :
+			       " (give a FILE to see whether one does)");
+		else
+			printf("  CPU mapping: unknown (%s)\n", errname(bi->mmap_err));
+	}
 
 	for (i = 0; i < r->nfiles; i++) {
 		const struct file_rep *f = &r->files[i];
@@ -1000,6 +1104,28 @@ static void print_json(const struct report *r)
 	j_err(&j, "default_provider_error", r->default_err);
 	j_bool(&j, "dmabuf_provider_available", r->any_dmabuf);
 
+	j_open(&j, "dmabufs", '[');
+	for (i = 0; i < ndmabufs; i++) {
+		const struct dmabuf_rep *d = &dmabufs[i];
+
+		j_open(&j, NULL, '{');
+		j_str(&j, "dmabuf", d->spec);
+		j_int(&j, "pid", d->pid);
+		j_int(&j, "fd", d->fd);
+		j_str(&j, "failed_step", d->err ? d->step : NULL);
+		j_err(&j, "error", d->err);
+		if (!d->err) {
+			j_int(&j, "size", (long long)d->info.size);
+			j_int(&j, "inode", (long long)d->info.inode);
+			j_str(&j, "exporter", d->info.exporter);
+			j_str(&j, "name", d->info.name);
+			j_cap(&j, "mmap", d->info.mmap);
+			j_err(&j, "mmap_error", d->info.mmap_err);
+		}
+		j_close(&j, '}');
+	}
+	j_close(&j, ']');
+
 	j_open(&j, "files", '[');
 	for (i = 0; i < r->nfiles; i++) {
 		const struct file_rep *f = &r->files[i];
@@ -1076,7 +1202,7 @@ static void print_json(const struct report *r)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: " PROG " [--json] [FILE...]\n"
+		"Usage: " PROG " [--json] [--explain] [--dmabuf PID:FD]... [FILE...]\n"
 		"Report what this machine offers libdmaio: dma-buf heaps (allocation, mmap,\n"
 		"DMA_BUF_IOCTL_RW_FILE), udmabuf, hugetlb memfds, io_uring, DRM, and how to fix what\n"
 		"is missing. For each FILE: its O_DIRECT support and alignment, and the path a read\n"
@@ -1084,6 +1210,10 @@ static void usage(FILE *out)
 		"\n"
 		"  --explain   for each FILE and provider, every path's estimated time for the read\n"
 		"              (the cost model's parts, the ratio learned, why it can or cannot serve)\n"
+		"  --dmabuf PID:FD  a dma-buf that process PID holds as FD (taken with\n"
+		"              pidfd_getfd(2): root, or the same user where ptrace is allowed): its\n"
+		"              size, inode, exporter and name, whether the CPU can map it, and for each\n"
+		"              FILE the path a read of FILE into it would take (repeatable, %d at most)\n"
 		"  --json      print the report as one JSON object (\"schema\": 1); strings are UTF-8,\n"
 		"              a byte of a file name that is not UTF-8 shows as U+FFFD, and the\n"
 		"              file's \"name_hex\" then holds the name's exact bytes\n"
@@ -1092,7 +1222,7 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 when at least one dma-buf provider works, 1 when none does,\n"
 		"2 on usage errors (including a FILE that cannot be opened or probed).\n"
-		"Set DMAIO_DEBUG=1 for the library's own log of every decision.\n");
+		"Set DMAIO_DEBUG=1 for the library's own log of every decision.\n", MAX_DMABUFS);
 }
 
 /* The command line: --json into @json; -1 to go on (the files from optind), else the exit status
@@ -1103,6 +1233,7 @@ static int parse_options(int argc, char **argv, bool *json)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "explain", no_argument, NULL, 'x' },
+		{ "dmabuf", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
@@ -1111,11 +1242,39 @@ static int parse_options(int argc, char **argv, bool *json)
 
 	*json = false;
 	explain = false;
+	ndmabufs = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			*json = true;
 			break;
+		case 'd': {
+			struct dmabuf_rep *d;
+			char *end;
+			long pid, fd;
+
+			if (ndmabufs == MAX_DMABUFS) {
+				fprintf(stderr, PROG ": at most %d --dmabuf\n", MAX_DMABUFS);
+				return 2;
+			}
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end != ':' || pid <= 0 || pid > INT32_MAX) {
+				fprintf(stderr, PROG ": --dmabuf takes PID:FD, not '%s'\n", optarg);
+				return 2;
+			}
+			fd = strtol(end + 1, &end, 10);
+			if (errno || *end || end == optarg || fd < 0 || fd > INT32_MAX) {
+				fprintf(stderr, PROG ": --dmabuf takes PID:FD, not '%s'\n", optarg);
+				return 2;
+			}
+			d = &dmabufs[ndmabufs++];
+			memset(d, 0, sizeof(*d));
+			d->pid = (int)pid;
+			d->fd = (int)fd;
+			snprintf(d->spec, sizeof(d->spec), "%d:%d", d->pid, d->fd);
+			break;
+		}
 		case 'x':
 			explain = true;
 			break;
@@ -1179,6 +1338,14 @@ int main(int argc, char **argv)
 		probe_providers(r);
 	}
 
+	for (i = 0; i < ndmabufs; i++) {
+		take_dmabuf(&dmabufs[i]);
+		if (dmabufs[i].err) {
+			file_err = true;
+			fprintf(stderr, PROG ": --dmabuf %s: %s: %s\n", dmabufs[i].spec, dmabufs[i].step,
+				strerror(-dmabufs[i].err));
+		}
+	}
 	r->nfiles = argc - optind;
 	if (r->nfiles > 0) {
 		r->files = calloc((size_t)r->nfiles, sizeof(*r->files));
@@ -1207,6 +1374,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	ret = file_err ? 2 : r->any_dmabuf ? 0 : 1;
+	for (i = 0; i < ndmabufs; i++)
+		dmaio_buf_free(dmabufs[i].b);
 	for (i = 0; i < r->nhints; i++)
 		free(r->hints[i]);
 	free(r->files);

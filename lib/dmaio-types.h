@@ -204,6 +204,8 @@ struct dmaio_buf {
 	pthread_mutex_t lock;      /* mapping and stats */
 	void *addr;                /* mapping (memfd mapping when memfd != -1), NULL */
 	bool user_mapped;
+	int map_err;               /* -ENODEV once the exporter refused a CPU mapping, else 0; set
+				    * under lock, read by the paths' serve() (atomic, relaxed) */
 	unsigned io_refs;          /* requests using addr */
 	struct dmaio_stats stats;
 	struct dmaio_buf *ctx_prev, *ctx_next; /* ctx->bufs, under ctx->bufs_lock */

@@ -401,6 +401,38 @@ static void test_buf_args(void **state)
 	fl = fcntl(dmaio_buf_fd(E.buf), F_GETFD);
 	CASE(FD_CLOEXEC, fl >= 0 ? (fl & FD_CLOEXEC) : -1);
 
+	/* dmaio_buf_get_info (1.1): its checks, then a memfd buffer's facts */
+	{
+		struct dmaio_buf_info info = { .struct_size = sizeof(info) };
+		struct dmaio_buf *b = NULL;
+		struct stat sst;
+
+		CASE(-EINVAL, dmaio_buf_get_info(NULL, &info));
+		CASE(-EINVAL, dmaio_buf_get_info(E.buf, NULL));
+		info.struct_size = DMAIO_SIZE_BUF_INFO - 1;
+		CASE(-EINVAL, dmaio_buf_get_info(E.buf, &info));
+		info.struct_size = 0;
+		CASE(-EINVAL, dmaio_buf_get_info(E.buf, &info));
+		info.struct_size = 1u << 20;
+		CASE(-EINVAL, dmaio_buf_get_info(E.buf, &info));
+		info.struct_size = sizeof(info);
+		/* not mapped yet: the trial mapping answers and leaves it unmapped */
+		assert_int_equal(t_alloc(E.ctx, "memfd", 3 * 4096 + 5, 0, &b), 0);
+		CASE(0, dmaio_buf_get_info(b, &info));
+		CASE(sizeof(info), info.struct_size);
+		CASE(DMAIO_BUF_MEMFD, info.kind);
+		CASE(3 * 4096 + 5, info.size);
+		CASE(0, fstat(dmaio_buf_fd(b), &sst));
+		CASE(1, info.inode == (uint64_t)sst.st_ino);
+		CASE(DMAIO_CAP_YES, info.mmap);
+		CASE(0, info.mmap_err);
+		CASE(0, strcmp(info.provider, "memfd"));
+		CASE(0, strcmp(info.exporter, ""));
+		CASE(0, strcmp(info.name, ""));
+		CASE(-ENOENT, dmaio_buf_unmap(b));
+		dmaio_buf_free(b);
+	}
+
 	/* mapping twice: same address; unmap when not mapped: -ENOENT */
 	CASE(0, dmaio_buf_map(E.buf, &a2));
 	CASE(1, a2 == (void *)E.map);

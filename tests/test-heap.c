@@ -295,6 +295,21 @@ static void test_import(void **state)
 	assert_int_equal(dmaio_buf_kind(h->b[0]), DMAIO_BUF_IMPORTED);
 	assert_string_equal(dmaio_buf_provider(h->b[0]), "import");
 	assert_int_equal(dmaio_buf_size(h->b[0]), sz);
+	/* what the kernel says of it: the heap exports it under its own name, fstat's inode */
+	{
+		struct dmaio_buf_info info = { .struct_size = sizeof(info) };
+		char exp_name[64];
+
+		assert_rc_equal(dmaio_buf_get_info(h->b[0], &info), 0);
+		test_fdinfo(fd, "exp_name", exp_name, sizeof(exp_name));
+		assert_string_equal(info.exporter, exp_name);
+		assert_string_equal(info.exporter, args.heap_name);
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(info.inode, (uint64_t)st.st_ino);
+		assert_int_equal(info.mmap, DMAIO_CAP_YES);
+		assert_int_equal(info.kind, DMAIO_BUF_IMPORTED);
+		assert_int_equal(info.size, sz);
+	}
 	/* the fd was duplicated, close-on-exec */
 	assert_true(dmaio_buf_fd(h->b[0]) >= 0);
 	assert_int_not_equal(dmaio_buf_fd(h->b[0]), fd);

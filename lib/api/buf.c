@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "../engine/engine.h"
+#include "../probe/probe.h"
 #include "../providers/provider.h"
 #include "../sys/sys.h"
 
@@ -102,6 +103,17 @@ DMAIO_EXPORT int dmaio_buf_kind(const struct dmaio_buf *buf)
 DMAIO_EXPORT const char *dmaio_buf_provider(const struct dmaio_buf *buf)
 {
 	return buf ? buf->provider : NULL;
+}
+
+DMAIO_EXPORT int dmaio_buf_get_info(struct dmaio_buf *buf, struct dmaio_buf_info *info)
+{
+	struct dmaio_buf_info in = { .struct_size = sizeof(in) };
+
+	if (!buf || dmaio_abi_check_out(info, DMAIO_SIZE_BUF_INFO))
+		return -EINVAL;
+	dmaio_buf_probe_info(buf, &in);
+	dmaio_abi_copy_out(info, &in, sizeof(in));
+	return 0;
 }
 
 DMAIO_EXPORT int dmaio_buf_map(struct dmaio_buf *buf, void **addr)

@@ -15,11 +15,15 @@ static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_sh
 		 const char **why)
 {
 	uint64_t mid;
+	int err;
 
 	if (r->file->direct < 0) {
 		*why = "the file takes no O_DIRECT";
 		return r->file->direct;
 	}
+	err = dmaio_path_unmappable(r, why);
+	if (err)
+		return err;
 	/* the middle O_DIRECT into pinned bounce memory and copied to the mapping while the
 	 * storage works on the next pieces; the edges through the page cache */
 	mid = dmaio_path_shape(r, cached_pct, dmaio_path_align(r), true, CHUNK, EDGE, sh);

@@ -13,6 +13,10 @@
 static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_shape *sh,
 		 const char **why)
 {
+	int err = dmaio_path_unmappable(r, why);
+
+	if (err)
+		return err;
 	dmaio_path_shape(r, cached_pct, 1, false, PIECE, PIECE, sh);
 	sh->map = r->len - r->start;
 	*why = !r->write && cached_pct >= WARM_PCT ?

@@ -27,6 +27,17 @@ int dmaio_path_map(struct dmaio_req *r)
 	return err;
 }
 
+int dmaio_path_unmappable(const struct dmaio_req *r, const char **why)
+{
+	int err = __atomic_load_n(&r->buf->map_err, __ATOMIC_RELAXED);
+
+	if (err && r->buf->memfd < 0) {
+		*why = "the buffer's exporter gives no CPU mapping (its mmap refused)";
+		return err;
+	}
+	return 0;
+}
+
 /* The direct middle starts and ends on page boundaries even when the file takes smaller O_DIRECT
  * units: the page-cache edges (of this range and of ranges next to it, in flight at the same
  * time) then never share a page with direct I/O, whose invalidation would race with them. */

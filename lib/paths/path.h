@@ -52,6 +52,8 @@ extern const struct dmaio_path_ops dmaio_path_rw_file, dmaio_path_uring_dmabuf,
 
 /* helpers shared by the paths (common.c) */
 int dmaio_path_map(struct dmaio_req *r);     /* r->addr and CPU sync start, once */
+/* for serve() of a path through the mapping: -ENODEV with *why when the exporter refused one */
+int dmaio_path_unmappable(const struct dmaio_req *r, const char **why);
 /* a transfer between [rel, rel + n) of the file and the buffer's mapping */
 void dmaio_path_op_mapped(struct dmaio_req *r, struct dmaio_op *op, uint64_t rel, uint64_t n,
 			  bool direct);

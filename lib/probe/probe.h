@@ -20,6 +20,9 @@ struct dmaio_heap *dmaio_find_heap_locked(struct dmaio_ctx *ctx, const char *nam
 /* RW_FILE on a real buffer of heap h (first allocation); takes ctx->lock */
 void dmaio_probe_heap_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int dmabuf_fd);
 
+/* buffers (buf.c): kind, size, provider, inode, exporter, name, CPU mapping (tried once) */
+void dmaio_buf_probe_info(struct dmaio_buf *b, struct dmaio_buf_info *info);
+
 /* files (file.c) */
 /* Probe fd into f: type, size, access mode, O_DIRECT descriptor and alignment. own: work on a
  * duplicate of fd (registered files) instead of fd itself (one call). */

@@ -86,6 +86,9 @@ unsigned dmaio_image_cpp0(uint32_t fourcc);
 int dmaio_buf_get_addr(struct dmaio_buf *b, char **addr); /* the mapping; takes an io ref */
 void dmaio_buf_put_addr(struct dmaio_buf *b);
 int dmaio_buf_map_user(struct dmaio_buf *b, void **addr);
+/* Can the CPU map the buffer: 0 yes (mapped now, or a trial mapping worked and was dropped),
+ * -ENODEV the exporter refuses (remembered in b->map_err), another -errno: not now (-ENOMEM) */
+int dmaio_buf_probe_map(struct dmaio_buf *b);
 int dmaio_buf_unmap_user(struct dmaio_buf *b, void **old); /* *old: to unmap after unpinning */
 void dmaio_buf_unmap_final(struct dmaio_buf *b, void *addr);
 int dmaio_sync_ioctl(int fd, uint64_t flags);

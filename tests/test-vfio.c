@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-vfio: device memory as a libdmaio buffer. A range of a vfio-pci device's BAR exported as
+ * a dma-buf (VFIO_DEVICE_FEATURE_DMA_BUF; in the test VM the ivshmem-plain device that
+ * tests/vm/run adds on 7.3 and /init binds to vfio-pci, named by DMAIO_TEST_VFIO) and wrapped
+ * with dmaio_buf_import(). On a kernel whose VFIO dma-bufs cannot be mapped (mainline 7.3):
+ *
+ *   import     size, kind and provider as for any import; dmaio_buf_get_info() names the
+ *              exporter as /proc/self/fdinfo does and the inode as fstat does, and answers
+ *              mmap NO (-ENODEV); dmaio_buf_map() is -ENODEV; naming works; several ranges
+ *              make one buffer of their summed size; no descriptor is left behind.
+ *   refusals   every read and write (auto, each forced path with and without fallback, through
+ *              a queue), at several alignments and across the end of file, refuses: -ENODEV
+ *              (auto, fallback) or -EOPNOTSUPP (a forced path that cannot serve, no fallback),
+ *              0 bytes done. Afterwards the BAR (read through the device fd, a way that is not
+ *              the dma-buf's) and the file hold exactly what they held, the file's size too;
+ *              no descriptor and no mapping is left behind.
+ *   explain    dmaio_fd_explain_path(): no path can serve, none is chosen, each says why; the
+ *              paths through the mapping say that the exporter gives none.
+ *   info       dmaio-info --json --dmabuf PID:FD FILE on a buffer this test holds: size, inode,
+ *              exporter, mmap "no" (ENODEV), and the read of FILE into it refused (ENODEV).
+ *              The tool's path comes from DMAIO_TEST_INFO (tests/meson.build); without the
+ *              examples built this part skips.
+ *
+ * Without DMAIO_TEST_VFIO (the host, kernels other than our 7.3) the test skips (77). With it,
+ * a device that cannot be opened or exported is a failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "vfio.h"
+
+#define BAR 2                     /* ivshmem-plain's memory BAR */
+#define WIN_OFF (1 * MiB)         /* the buffer: [WIN_OFF, WIN_OFF + WIN_LEN) of the BAR */
+#define WIN_LEN (2 * MiB)
+#define GUARD_LEN (4 * MiB)       /* [0, GUARD_LEN) of the BAR is checked: window and around */
+#define FILE_LEN (4 * MiB + 123)
+#define SEED_BAR 0x626172ull
+
+static struct test_args args;
+static struct test_vfio vf;
+static struct dmaio_ctx *ctx;
+
+static int export_or_fail(const uint64_t (*ranges)[2], unsigned nr)
+{
+	int fd = test_vfio_dmabuf(&vf, ranges, nr);
+
+	if (fd < 0)
+		fail_msg("VFIO_DEVICE_FEATURE_DMA_BUF of %u range(s) of %s BAR %d: %s", nr, vf.bdf,
+			 BAR, test_errname(fd));
+	return fd;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_import(void **state)
+{
+	static const uint64_t whole[][2] = { { 0, 0 } };
+	static const uint64_t one[][2] = { { WIN_OFF, WIN_LEN } };
+	static const uint64_t two[][2] = { { 0, 1 * MiB }, { 8 * MiB, 3 * MiB } };
+	struct {
+		const uint64_t (*r)[2];
+		unsigned nr;
+		uint64_t size;
+	} cases[] = {
+		{ whole, 1, 0 },
+		{ one, 1, WIN_LEN },
+		{ two, 2, 4 * MiB },
+	};
+	int fds_before = test_count_fds();
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint64_t wr[1][2] = { { 0, vf.bar_size } };
+		const uint64_t (*r)[2] = cases[i].r == whole ? (const uint64_t (*)[2])wr : cases[i].r;
+		uint64_t size = cases[i].size ? cases[i].size : vf.bar_size;
+		struct dmaio_buf_info info = { .struct_size = sizeof(info) };
+		char exp_name[64], name[64];
+		struct dmaio_buf *buf = NULL;
+		struct stat st;
+		void *addr = NULL;
+		int fd = export_or_fail(r, cases[i].nr);
+
+		assert_rc_equal(dmaio_buf_import(ctx, fd, 0, &buf), 0);
+		assert_rc_equal(dmaio_buf_size(buf), (int64_t)size);
+		assert_rc_equal(dmaio_buf_kind(buf), DMAIO_BUF_IMPORTED);
+		assert_string_equal(dmaio_buf_provider(buf), "import");
+		assert_rc_equal(dmaio_buf_get_info(buf, &info), 0);
+		assert_int_equal(info.kind, DMAIO_BUF_IMPORTED);
+		assert_int_equal(info.size, size);
+		assert_string_equal(info.provider, "import");
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(info.inode, (uint64_t)st.st_ino);
+		test_fdinfo(fd, "exp_name", exp_name, sizeof(exp_name));
+		assert_true(exp_name[0] != 0);
+		assert_string_equal(info.exporter, exp_name);
+		assert_string_equal(info.name, "");
+		/* mainline 7.3: VFIO's dma-buf has no mmap */
+		assert_int_equal(info.mmap, DMAIO_CAP_NO);
+		assert_rc_equal(info.mmap_err, -ENODEV);
+		assert_rc_equal(dmaio_buf_map(buf, &addr), -ENODEV);
+		assert_null(addr);
+		/* the name is the dma-buf core's, whatever the exporter */
+		assert_rc_equal(dmaio_buf_set_name(buf, "vfio-bar-test"), 0);
+		assert_rc_equal(dmaio_buf_get_info(buf, &info), 0);
+		assert_string_equal(info.name, "vfio-bar-test");
+		test_fdinfo(fd, "name", name, sizeof(name));
+		assert_string_equal(name, "vfio-bar-test");
+		print_message("%s BAR %d, %u range(s), %" PRIu64 " bytes: exporter \"%s\", inode %" PRIu64
+			      ", mmap refused (%s)\n", vf.bdf, BAR, cases[i].nr, size, info.exporter,
+			      info.inode, test_errname(info.mmap_err));
+		dmaio_buf_free(buf);
+		close(fd);
+	}
+	assert_int_equal(test_count_fds(), fds_before);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+struct rcase {
+	uint64_t file_off, buf_off, len;
+};
+
+static const struct rcase rcases[] = {
+	{ 0, 0, WIN_LEN },                        /* the whole buffer, aligned */
+	{ 4096, 8192, 64 * KiB },                 /* page aligned */
+	{ 1, 3, 4097 },                           /* nothing aligned */
+	{ 512, 512, 1 * MiB + 512 },              /* sector aligned, not page aligned */
+	{ FILE_LEN - 1000, 0, 4096 },             /* across the end of file */
+	{ 100, WIN_LEN - 1, 1 },                  /* the buffer's last byte */
+};
+
+/* The errno a refused transfer must give: auto and fallback -ENODEV (no mapping, no other way);
+ * a forced path without fallback that cannot serve -EOPNOTSUPP. */
+static long want_err(uint32_t flags)
+{
+	return DMAIO_RW_PATH(flags) != DMAIO_PATH_AUTO && (flags & DMAIO_RW_NO_FALLBACK) ?
+	       -EOPNOTSUPP : -ENODEV;
+}
+
+static bool bar_intact(const char *after, uint8_t *scratch)
+{
+	int err = test_vfio_bar_read(&vf, scratch, GUARD_LEN, 0);
+	long long bad;
+
+	if (err) {
+		test_fail("%s: reading the BAR back through the device fd: %s", after, test_errname(err));
+		return false;
+	}
+	bad = pat_check(scratch, GUARD_LEN, SEED_BAR, 0);
+	if (bad >= 0) {
+		test_fail("%s: the BAR changed at byte %lld (buffer window [%zu, %zu))", after, bad,
+			  WIN_OFF, WIN_OFF + WIN_LEN);
+		pat_report("BAR", scratch, GUARD_LEN, SEED_BAR, 0, bad, false);
+		return false;
+	}
+	return true;
+}
+
+static bool file_intact(int fd, const char *after)
+{
+	struct stat st;
+	long long bad;
+
+	if (fstat(fd, &st) || st.st_size != (off_t)FILE_LEN) {
+		test_fail("%s: the file's size is %lld, not %zu", after, (long long)st.st_size,
+			  (size_t)FILE_LEN);
+		return false;
+	}
+	bad = file_check_pattern(fd, 0, FILE_LEN, SEED_FILE, 0);
+	if (bad != -1) {
+		test_fail("%s: the file changed at offset %lld", after, bad);
+		return false;
+	}
+	return true;
+}
+
+static bool maps_hold_dmabuf(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/dmabuf:"))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+static void refuse_on(const char *dir, struct dmaio_buf *buf, uint8_t *scratch)
+{
+	char path[512], what[256];
+	int fd = test_tmpfile(dir, path, sizeof(path));
+	unsigned before = test_failures();
+	struct dmaio_file *file = NULL;
+	struct dmaio_queue *q = NULL;
+
+	assert_int_equal(file_fill_pattern(fd, 0, FILE_LEN, SEED_FILE), 0);
+	assert_int_equal(fsync(fd), 0);
+	for (int write = 0; write <= 1; write++) {
+		for (size_t c = 0; c < ARRAY_SIZE(rcases); c++) {
+			const struct rcase *rc = &rcases[c];
+
+			for (int p = DMAIO_PATH_AUTO; p < DMAIO_PATH_COUNT; p++) {
+				for (int nofb = 0; nofb <= (p != DMAIO_PATH_AUTO); nofb++) {
+					uint32_t flags = (uint32_t)p | (nofb ? DMAIO_RW_NO_FALLBACK : 0);
+					struct dmaio_xfer x = { .struct_size = sizeof(x) };
+					int64_t r = write ?
+						dmaio_fd_write(fd, rc->file_off, buf, rc->buf_off, rc->len,
+							       flags, &x) :
+						dmaio_fd_read(fd, rc->file_off, buf, rc->buf_off, rc->len,
+							      flags, &x);
+
+					snprintf(what, sizeof(what), "%s %s file %" PRIu64 " buf %"
+						 PRIu64 " len %" PRIu64 " path %s%s", dir,
+						 write ? "write" : "read", rc->file_off, rc->buf_off,
+						 rc->len, test_pname(p), nofb ? " no-fallback" : "");
+					test_expect(r == want_err(flags), "%s: %s, expected %s", what,
+						    test_errname(r), test_errname(want_err(flags)));
+					test_expect(x.done == 0, "%s: done %" PRIu64, what, x.done);
+				}
+			}
+		}
+	}
+	/* through a queue, one read and one write */
+	assert_rc_equal(dmaio_file_open(ctx, fd, 0, &file), 0);
+	assert_rc_equal(dmaio_queue_new(ctx, 4, 0, &q), 0);
+	{
+		struct dmaio_io io[2] = {
+			{ .struct_size = sizeof(io[0]), .op = DMAIO_OP_READ, .file = file,
+			  .file_off = 4096, .buf = buf, .buf_off = 0, .len = 1 * MiB, .user_data = 1 },
+			{ .struct_size = sizeof(io[0]), .op = DMAIO_OP_WRITE, .file = file,
+			  .file_off = 8192, .buf = buf, .buf_off = 4096, .len = 64 * KiB,
+			  .user_data = 2 },
+		};
+		struct dmaio_done d[2] = { { .struct_size = sizeof(d[0]) } };
+		int n;
+
+		assert_rc_equal(dmaio_queue_submit(q, io, 2), 2);
+		n = dmaio_queue_reap(q, d, 2, 2, 60000);
+		assert_rc_equal(n, 2);
+		for (int i = 0; i < n; i++) {
+			test_expect(d[i].res == -ENODEV, "%s: queued %s: %s, expected -ENODEV", dir,
+				    d[i].user_data == 1 ? "read" : "write", test_errname(d[i].res));
+			test_expect(d[i].done == 0, "%s: queued: done %" PRIu64, dir, d[i].done);
+		}
+	}
+	dmaio_queue_free(q);
+	dmaio_file_close(file);
+	snprintf(what, sizeof(what), "after the refusals on %s", dir);
+	bar_intact(what, scratch);
+	file_intact(fd, what);
+	close(fd);
+	unlink(path);
+	assert_no_failures_since(before);
+}
+
+static void test_refusals(void **state)
+{
+	static const uint64_t win[][2] = { { WIN_OFF, WIN_LEN } };
+	const char *dirs[8];
+	int ndirs = test_dirs(dirs, 8), fds_before = test_count_fds(), fd;
+	uint8_t *scratch = malloc(GUARD_LEN);
+	struct dmaio_buf *buf = NULL;
+	unsigned before = test_failures();
+
+	(void)state;
+	assert_non_null(scratch);
+	pat_fill(scratch, GUARD_LEN, SEED_BAR, 0);
+	assert_rc_equal(test_vfio_bar_write(&vf, scratch, GUARD_LEN, 0), 0);
+	assert_true(bar_intact("after filling the BAR", scratch));
+	fd = export_or_fail(win, 1);
+	assert_rc_equal(dmaio_buf_import(ctx, fd, 0, &buf), 0);
+	close(fd); /* the library's duplicate keeps the dma-buf */
+	for (int d = 0; d < ndirs; d++)
+		refuse_on(dirs[d], buf, scratch);
+	test_expect(!maps_hold_dmabuf(), "a dma-buf mapping is left in /proc/self/maps");
+	dmaio_buf_free(buf);
+	test_expect(test_count_fds() == fds_before, "%d descriptors before, %d after",
+		    fds_before, test_count_fds());
+	bar_intact("after freeing the buffer", scratch);
+	free(scratch);
+	assert_no_failures_since(before);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_explain(void **state)
+{
+	static const uint64_t win[][2] = { { WIN_OFF, WIN_LEN } };
+	struct dmaio_path_estimate est[DMAIO_PATH_COUNT] = { { .struct_size = sizeof(est[0]) } };
+	unsigned before = test_failures();
+	struct dmaio_buf *buf = NULL;
+	int fd, n, ffd;
+	char path[512];
+
+	(void)state;
+	fd = export_or_fail(win, 1);
+	assert_rc_equal(dmaio_buf_import(ctx, fd, 0, &buf), 0);
+	close(fd);
+	ffd = test_tmpfile(NULL, path, sizeof(path));
+	assert_int_equal(file_fill_pattern(ffd, 0, FILE_LEN, SEED_FILE), 0);
+	for (int write = 0; write <= 1; write++) {
+		n = dmaio_fd_explain_path(ffd, 0, buf, 0, 1 * MiB,
+					  write ? DMAIO_OP_WRITE : DMAIO_OP_READ, 0, est,
+					  ARRAY_SIZE(est));
+		assert_rc_equal(n, DMAIO_PATH_COUNT - 1);
+		for (int i = 0; i < n; i++) {
+			const char *pn = test_pname((int)est[i].path);
+
+			print_message("%s %-15s %-12s %s\n", write ? "write" : "read", pn,
+				      test_errname(est[i].status), est[i].reason);
+			test_expect(est[i].status < 0, "%s via %s: status %d, expected a refusal",
+				    write ? "write" : "read", pn, est[i].status);
+			test_expect(!est[i].chosen, "%s: %s chosen", write ? "write" : "read", pn);
+			test_expect(est[i].reason[0] != 0, "%s via %s: no reason",
+				    write ? "write" : "read", pn);
+			if (est[i].path == DMAIO_PATH_BUFFERED || est[i].path == DMAIO_PATH_BOUNCE_DIRECT)
+				test_expect(est[i].status == -ENODEV && strstr(est[i].reason, "mapping"),
+					    "%s via %s: %s \"%s\", expected -ENODEV and the mapping "
+					    "named", write ? "write" : "read", pn,
+					    test_errname(est[i].status), est[i].reason);
+		}
+	}
+	close(ffd);
+	dmaio_buf_free(buf);
+	assert_no_failures_since(before);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+/* Run argv, its stdout into out (NUL-terminated, truncated to len - 1): the exit status, or -1. */
+static int run_capture(char *const argv[], char *out, size_t len)
+{
+	int pfd[2], status;
+	size_t got = 0;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t n = read(pfd[0], out + got, len - 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (got += (size_t)n) == len - 1)
+			break;
+	}
+	out[got] = 0;
+	close(pfd[0]);
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_info(void **state)
+{
+	static const uint64_t win[][2] = { { WIN_OFF, WIN_LEN } };
+	const char *tool = getenv("DMAIO_TEST_INFO");
+	char spec[64], path[512], want[160], *out;
+	struct dmaio_buf_info info = { .struct_size = sizeof(info) };
+	struct dmaio_buf *buf = NULL;
+	unsigned before = test_failures();
+	int fd, ffd, st;
+
+	(void)state;
+	if (!tool || access(tool, X_OK)) {
+		print_message("dmaio-info not built (DMAIO_TEST_INFO=%s): not checked\n",
+			      tool ? tool : "(unset)");
+		skip();
+	}
+	fd = export_or_fail(win, 1);
+	assert_rc_equal(dmaio_buf_import(ctx, fd, 0, &buf), 0);
+	assert_rc_equal(dmaio_buf_get_info(buf, &info), 0);
+	ffd = test_tmpfile(NULL, path, sizeof(path));
+	assert_int_equal(file_fill_pattern(ffd, 0, 1 * MiB, SEED_FILE), 0);
+	snprintf(spec, sizeof(spec), "%d:%d", (int)getpid(), fd);
+	out = malloc(1 << 20);
+	assert_non_null(out);
+	st = run_capture((char *const[]){ (char *)tool, "--json", "--dmabuf", spec, path, NULL },
+			 out, 1 << 20);
+	/* 0: some dma-buf provider works (the VM's heaps) */
+	test_expect(st == 0, "dmaio-info --json --dmabuf %s %s: exit status %d", spec, path, st);
+	snprintf(want, sizeof(want), "\"dmabuf\": \"%s\"", spec);
+	test_expect(strstr(out, want), "no %s in the report", want);
+	snprintf(want, sizeof(want), "\"size\": %zu", WIN_LEN);
+	test_expect(strstr(out, want), "no %s in the report", want);
+	snprintf(want, sizeof(want), "\"inode\": %" PRIu64, info.inode);
+	test_expect(strstr(out, want), "no %s in the report", want);
+	snprintf(want, sizeof(want), "\"exporter\": \"%s\"", info.exporter);
+	test_expect(strstr(out, want), "no %s in the report", want);
+	test_expect(strstr(out, "\"mmap\": \"no\""), "no \"mmap\": \"no\" in the report");
+	test_expect(strstr(out, "\"mmap_error\": \"ENODEV\""), "no mmap_error ENODEV in the report");
+	snprintf(want, sizeof(want), "\"provider\": \"dma-buf %s\"", spec);
+	test_expect(strstr(out, want), "no read of the file into the dma-buf (%s) in the report", want);
+	test_expect(strstr(strstr(out, want) ? strstr(out, want) : out, "\"path_error\": \"ENODEV\""),
+		    "the read into the dma-buf is not refused with ENODEV in the report");
+	if (test_failures() != before)
+		print_message("the report:\n%s\n", out);
+	free(out);
+	close(ffd);
+	dmaio_buf_free(buf);
+	close(fd);
+	assert_no_failures_since(before);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_import),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_info),
+	};
+	const char *bdf;
+	char why[512];
+	int rc;
+
+	test_parse_args(argc, argv, &args, "system");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	bdf = test_vfio_env();
+	if (!bdf) {
+		printf("SKIP: no VFIO device (DMAIO_TEST_VFIO unset: the test VM sets it on kernel "
+		       "7.3, tests/vm/README.md \"VFIO device memory\")\n");
+		return TEST_SKIP;
+	}
+	rc = test_vfio_open(bdf, BAR, &vf, why, sizeof(why));
+	if (rc) {
+		printf("FAIL: DMAIO_TEST_VFIO=%s: %s\n", bdf, why);
+		return 1;
+	}
+	printf("%s: BAR %d %" PRIu64 " MiB at region offset 0x%" PRIx64 ", %s group\n", bdf, BAR,
+	       vf.bar_size >> 20, vf.bar_offset, vf.noiommu ? "no-IOMMU" : "IOMMU");
+	if (vf.bar_size < 16 * MiB) {
+		printf("FAIL: BAR %d of %s has %" PRIu64 " bytes, the test needs 16 MiB\n", BAR, bdf,
+		       vf.bar_size);
+		return 1;
+	}
+	rc = dmaio_ctx_new(0, &ctx);
+	if (rc) {
+		printf("FAIL: dmaio_ctx_new: %s\n", test_errname(rc));
+		return 1;
+	}
+	rc = cmocka_run_group_tests_name("vfio", tests, NULL, NULL);
+	dmaio_ctx_free(ctx);
+	test_vfio_close(&vf);
+	return rc;
+}
