@@ -544,19 +544,30 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* one reader for every refresh: the BPF program is loaded once */
+	struct dmaio_snapshot_opts so = { .struct_size = sizeof(so), .source = o.source,
+					  .flags = o.flags, .pid = o.pid, .proc_root = o.proc_root };
+	struct dmaio_reason rwhy = { .struct_size = sizeof(rwhy) };
+	struct dmaio_snapshot_reader *rd;
+
+	r = dmaio_snapshot_reader_new(&so, &rd, &rwhy);
+	if (r < 0) {
+		fprintf(stderr, "dmaio-top: snapshot failed: %s%s%s\n", strerror(-r),
+			rwhy.text[0] ? ": " : "", rwhy.text);
+		json_decref(old);
+		return 1;
+	}
 	for (long n = 0; !stop; n++) {
-		struct dmaio_snapshot_opts so = { .struct_size = sizeof(so), .source = o.source,
-						  .flags = o.flags, .pid = o.pid,
-						  .proc_root = o.proc_root };
 		struct dmaio_reason why = { .struct_size = sizeof(why) };
 		struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
 		struct dmaio_snapshot *s;
 		json_t *j;
 
-		r = dmaio_snapshot_new(&so, &s, &why);
+		r = dmaio_snapshot_reader_take(rd, &s, &why);
 		if (r < 0) {
 			fprintf(stderr, "dmaio-top: snapshot failed: %s%s%s\n", strerror(-r),
 				why.text[0] ? ": " : "", why.text);
+			dmaio_snapshot_reader_free(rd);
 			json_decref(old);
 			return 1;
 		}
@@ -565,6 +576,7 @@ int main(int argc, char **argv)
 		dmaio_snapshot_free(s);
 		if (!j) {
 			fprintf(stderr, "dmaio-top: out of memory\n");
+			dmaio_snapshot_reader_free(rd);
 			json_decref(old);
 			return 1;
 		}
@@ -572,6 +584,7 @@ int main(int argc, char **argv)
 			json_object_set_new(j, "diff", diff_json(old, j));
 		if (o.save && json_dump_file(j, o.save, JSON_INDENT(1))) {
 			fprintf(stderr, "dmaio-top: --save %s: cannot write\n", o.save);
+			dmaio_snapshot_reader_free(rd);
 			json_decref(j);
 			json_decref(old);
 			return 1;
@@ -596,6 +609,7 @@ int main(int argc, char **argv)
 		while (nanosleep(&ts, &ts) && errno == EINTR && !stop)
 			;
 	}
+	dmaio_snapshot_reader_free(rd);
 	json_decref(old);
 	return 0;
 }

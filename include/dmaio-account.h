@@ -43,6 +43,7 @@ extern "C" {
 #endif
 
 struct dmaio_snapshot;
+struct dmaio_snapshot_reader;
 
 /** Where a snapshot's buffers come from (dmaio_snapshot_opts.source, dmaio_snapshot_info.source). */
 enum dmaio_snapshot_source {
@@ -195,6 +196,51 @@ extern "C" {
  */
 int dmaio_snapshot_new(const struct dmaio_snapshot_opts *opts, struct dmaio_snapshot **snap,
 		       struct dmaio_reason *reason);
+
+/**
+ * @brief Prepare to take snapshots again and again with the same options (a refreshing view,
+ * a leak watch): the BPF source's program is loaded, verified and attached once, here, and kept
+ * until dmaio_snapshot_reader_free(); loading it reads the kernel's BTF and costs more than a
+ * snapshot of thousands of buffers. With ::DMAIO_SNAPSHOT_AUTO and no BPF, every snapshot comes
+ * from /proc and its reason says why. The /proc source keeps nothing open between snapshots.
+ * A reader is used by one thread at a time.
+ * @param opts options, or NULL for the defaults (as dmaio_snapshot_new()); copied.
+ * @param[out] reader receives the reader.
+ * @param[out] reason why it failed (or NULL).
+ * @return 0.
+ * @retval -EINVAL @p reader NULL, or as dmaio_snapshot_new().
+ * @retval -EOPNOTSUPP as dmaio_snapshot_new().
+ * @retval -EPERM as dmaio_snapshot_new().
+ * @retval -EMFILE no descriptor left.
+ * @retval -ENOMEM out of memory.
+ */
+int dmaio_snapshot_reader_new(const struct dmaio_snapshot_opts *opts,
+			      struct dmaio_snapshot_reader **reader, struct dmaio_reason *reason);
+
+/**
+ * @brief Take a snapshot with a reader: what dmaio_snapshot_new() does, without loading
+ * anything again.
+ * @param reader the reader.
+ * @param[out] snap receives the snapshot.
+ * @param[out] reason as for dmaio_snapshot_new() (or NULL).
+ * @return 0.
+ * @retval -EINVAL @p reader or @p snap NULL, or @c reason->struct_size below
+ *         ::DMAIO_SIZE_REASON.
+ * @retval -ESRCH as dmaio_snapshot_new().
+ * @retval -EACCES as dmaio_snapshot_new().
+ * @retval -ENOENT as dmaio_snapshot_new().
+ * @retval -EBADMSG the BPF iterator gave damaged records.
+ * @retval -EMFILE no descriptor left.
+ * @retval -ENOMEM out of memory.
+ */
+int dmaio_snapshot_reader_take(struct dmaio_snapshot_reader *reader,
+			       struct dmaio_snapshot **snap, struct dmaio_reason *reason);
+
+/**
+ * @brief Free a reader: unload what it loaded. Snapshots it took stay valid. NULL is a no-op.
+ * @param reader the reader.
+ */
+void dmaio_snapshot_reader_free(struct dmaio_snapshot_reader *reader);
 
 /**
  * @brief Free a snapshot and its strings. NULL is a no-op.

@@ -866,6 +866,46 @@ static void test_bpf(void **state)
 #endif
 }
 
+/* A reader: the BPF program loaded once, each take sees the buffers of that moment (a buffer
+ * made between two takes appears, one freed disappears), no descriptor grows per take, and
+ * freeing the reader closes what it opened. */
+static void test_reader(void **state)
+{
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	struct dmaio_snapshot_opts o = { .struct_size = sizeof(o), .source = DMAIO_SNAPSHOT_BPF };
+	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+	struct dmaio_snapshot_reader *rd = NULL;
+	struct dmaio_snapshot *s;
+	int fds0 = test_count_fds(), fds1, fd, r;
+	uint64_t ino;
+	(void)state;
+
+	r = dmaio_snapshot_reader_new(&o, &rd, &why);
+	if (r == -EOPNOTSUPP && !bpf_expected()) {
+		print_message("SKIP: no BPF source: %s\n", why.text);
+		skip();
+	}
+	if (r)
+		fail_msg("BPF reader: %s: %s", strerror(-r), why.text);
+	fds1 = test_count_fds();
+	need(fd = heap_buf("system", 64 * 1024, "acct-R"), "system heap");
+	ino = ino_of(fd);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(dmaio_snapshot_reader_take(rd, &s, &why), 0);
+		assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+		assert_int_equal(in.source, DMAIO_SNAPSHOT_BPF);
+		assert_true(dmaio_snapshot_find_buffer(s, ino) >= 0);
+		dmaio_snapshot_free(s);
+		assert_int_equal(test_count_fds(), fds1 + 1); /* + the heap buffer */
+	}
+	close(fd);
+	assert_int_equal(dmaio_snapshot_reader_take(rd, &s, &why), 0);
+	assert_int_equal(dmaio_snapshot_find_buffer(s, ino), -ENOENT);
+	dmaio_snapshot_free(s);
+	dmaio_snapshot_reader_free(rd);
+	assert_int_equal(test_count_fds(), fds0);
+}
+
 /* ---- arguments: each refusal its own errno ---- */
 
 static void test_args_contract(void **state)
@@ -914,6 +954,48 @@ static void test_args_contract(void **state)
 	assert_int_equal(dmaio_snapshot_find_buffer(NULL, 1), -EINVAL);
 	dmaio_snapshot_free(s);
 	dmaio_snapshot_free(NULL);
+
+	/* readers: the same checks as dmaio_snapshot_new(), then their own */
+	struct dmaio_snapshot_reader *rd = NULL;
+	int fds0 = test_count_fds();
+
+	assert_int_equal(dmaio_snapshot_reader_new(NULL, NULL, NULL), -EINVAL);
+	o.source = 9;
+	assert_int_equal(dmaio_snapshot_reader_new(&o, &rd, &why), -EINVAL);
+	assert_non_null(strstr(why.text, "source"));
+	assert_null(rd);
+	o.source = DMAIO_SNAPSHOT_PROC;
+	o.flags = 1u << 31;
+	assert_int_equal(dmaio_snapshot_reader_new(&o, &rd, NULL), -EINVAL);
+	o.flags = 0;
+	o.pid = -1;
+	assert_int_equal(dmaio_snapshot_reader_new(&o, &rd, NULL), -EINVAL);
+	o.pid = 0;
+	o.struct_size = 4;
+	assert_int_equal(dmaio_snapshot_reader_new(&o, &rd, NULL), -EINVAL);
+	o.struct_size = sizeof(o);
+	why.struct_size = 3;
+	assert_int_equal(dmaio_snapshot_reader_new(&o, &rd, &why), -EINVAL);
+	why.struct_size = sizeof(why);
+	/* a missing /proc is found when a snapshot is taken */
+	o.proc_root = "/nonexistent-proc";
+	assert_int_equal(dmaio_snapshot_reader_new(&o, &rd, &why), 0);
+	assert_int_equal(dmaio_snapshot_reader_take(rd, &s, &why), -ENOENT);
+	assert_null(s);
+	dmaio_snapshot_reader_free(rd);
+	o.proc_root = NULL;
+	assert_int_equal(dmaio_snapshot_reader_new(&o, &rd, &why), 0);
+	assert_int_equal(dmaio_snapshot_reader_take(NULL, &s, NULL), -EINVAL);
+	assert_int_equal(dmaio_snapshot_reader_take(rd, NULL, NULL), -EINVAL);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(dmaio_snapshot_reader_take(rd, &s, &why), 0);
+		assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+		assert_int_equal(in.source, DMAIO_SNAPSHOT_PROC);
+		dmaio_snapshot_free(s);
+	}
+	dmaio_snapshot_reader_free(rd);
+	dmaio_snapshot_reader_free(NULL);
+	assert_int_equal(test_count_fds(), fds0);
 }
 
 int main(int argc, char **argv)
@@ -927,6 +1009,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_pidns),
 		cmocka_unit_test(test_bpf),
+		cmocka_unit_test(test_reader),
 	};
 
 	test_parse_args(argc, argv, &args, "system");

@@ -61,7 +61,12 @@ void acct_raw_free(struct acct_raw *raw);
 int acct_proc_scan(struct acct_raw *raw, const char *proc_root, int32_t pid, uint32_t flags,
 		   struct dmaio_reason *why);
 
-/* The BPF source: every dma-buf of the kernel's list (acct_bpf.c; -EOPNOTSUPP without libbpf) */
-int acct_bpf_scan(struct acct_raw *raw, struct dmaio_reason *why);
+/* The BPF source (bpf.c): every dma-buf of the kernel's list. open loads and attaches the
+ * program (-EOPNOTSUPP without libbpf, BTF or the iterator; -EPERM without privilege), read
+ * runs one iteration, close unloads. */
+struct acct_bpf;
+int acct_bpf_open(struct acct_bpf **b, struct dmaio_reason *why);
+int acct_bpf_read(struct acct_bpf *b, struct acct_raw *raw, struct dmaio_reason *why);
+void acct_bpf_close(struct acct_bpf *b);
 
 #endif

@@ -40,41 +40,67 @@ static int load_refusal(int e, struct dmaio_reason *why)
 	return dmaio_reason_set(why, e, "loading the BPF dma-buf iterator: %s", strerror(-e));
 }
 
-int acct_bpf_scan(struct acct_raw *raw, struct dmaio_reason *why)
-{
-	libbpf_print_fn_t old = libbpf_set_print(quiet);
-	struct dmabuf_bpf *sk = NULL;
-	struct bpf_link *link = NULL;
-	char *data = NULL;
-	size_t n = 0, cap = 0;
-	int ifd = -1, r = 0;
+struct acct_bpf {
+	struct dmabuf_bpf *sk;
+	struct bpf_link *link;
+};
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		r = dmaio_reason_set(why, -EOPNOTSUPP, "this kernel has no BTF "
-				     "(/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF), which BPF "
-				     "iterators need");
-		goto out;
-	}
-	sk = dmabuf_bpf__open();
-	if (!sk) {
+void acct_bpf_close(struct acct_bpf *b)
+{
+	if (!b)
+		return;
+	bpf_link__destroy(b->link);
+	dmabuf_bpf__destroy(b->sk);
+	free(b);
+}
+
+int acct_bpf_open(struct acct_bpf **out, struct dmaio_reason *why)
+{
+	libbpf_print_fn_t old;
+	struct acct_bpf *b;
+	int r = 0;
+
+	*out = NULL;
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return dmaio_reason_set(why, -EOPNOTSUPP, "this kernel has no BTF "
+					"(/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF), which BPF "
+					"iterators need");
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	old = libbpf_set_print(quiet);
+	b->sk = dmabuf_bpf__open();
+	if (!b->sk) {
 		r = dmaio_reason_set(why, neg_errno(), "opening the BPF object: %s", strerror(errno));
 		goto out;
 	}
-	r = dmabuf_bpf__load(sk);
+	r = dmabuf_bpf__load(b->sk);
 	if (r) {
 		r = load_refusal(r < 0 ? r : -EINVAL, why);
 		goto out;
 	}
-	link = bpf_program__attach_iter(sk->progs.dmaio_dmabuf_dump, NULL);
-	if (!link) {
+	b->link = bpf_program__attach_iter(b->sk->progs.dmaio_dmabuf_dump, NULL);
+	if (!b->link)
 		r = load_refusal(neg_errno(), why);
-		goto out;
-	}
-	ifd = bpf_iter_create(bpf_link__fd(link));
-	if (ifd < 0) {
-		r = dmaio_reason_set(why, ifd, "creating the iterator: %s", strerror(-ifd));
-		goto out;
-	}
+out:
+	libbpf_set_print(old);
+	if (r)
+		acct_bpf_close(b);
+	else
+		*out = b;
+	return r;
+}
+
+int acct_bpf_read(struct acct_bpf *b, struct acct_raw *raw, struct dmaio_reason *why)
+{
+	char *data = NULL;
+	size_t n = 0, cap = 0;
+	int ifd, r = 0;
+
+	/* a new iterator instance per snapshot: the program and its link stay */
+	ifd = bpf_iter_create(bpf_link__fd(b->link));
+	if (ifd < 0)
+		return dmaio_reason_set(why, ifd, "creating the iterator: %s", strerror(-ifd));
 	for (;;) {
 		ssize_t got;
 
@@ -121,22 +147,31 @@ int acct_bpf_scan(struct acct_raw *raw, struct dmaio_reason *why)
 			goto out;
 	}
 out:
-	if (ifd >= 0)
-		close(ifd);
-	bpf_link__destroy(link);
-	dmabuf_bpf__destroy(sk);
+	close(ifd);
 	free(data);
-	libbpf_set_print(old);
 	return r;
 }
 
 #else
 
-int acct_bpf_scan(struct acct_raw *raw, struct dmaio_reason *why)
+int acct_bpf_open(struct acct_bpf **out, struct dmaio_reason *why)
 {
-	(void)raw;
+	*out = NULL;
 	return dmaio_reason_set(why, -EOPNOTSUPP, "this libdmaio-account was built without libbpf "
 				"(meson -Dbpf): no BPF source");
+}
+
+int acct_bpf_read(struct acct_bpf *b, struct acct_raw *raw, struct dmaio_reason *why)
+{
+	(void)b;
+	(void)raw;
+	(void)why;
+	return -EOPNOTSUPP;
+}
+
+void acct_bpf_close(struct acct_bpf *b)
+{
+	(void)b;
 }
 
 #endif

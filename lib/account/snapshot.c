@@ -327,37 +327,93 @@ DMAIO_EXPORT void dmaio_snapshot_free(struct dmaio_snapshot *snap)
 	free(snap);
 }
 
-DMAIO_EXPORT int dmaio_snapshot_new(const struct dmaio_snapshot_opts *opts,
-				    struct dmaio_snapshot **snap, struct dmaio_reason *reason)
+struct dmaio_snapshot_reader {
+	struct dmaio_snapshot_opts o;   /* proc_root: our own copy */
+	struct acct_bpf *bpf;           /* the loaded program, or NULL: /proc only */
+	char bpf_why[DMAIO_REASON_MAX]; /* AUTO without BPF: why */
+};
+
+DMAIO_EXPORT void dmaio_snapshot_reader_free(struct dmaio_snapshot_reader *rd)
 {
-	struct dmaio_snapshot_opts o = { .struct_size = sizeof(o) };
-	struct acct_raw raw = { 0 };
+	if (!rd)
+		return;
+	acct_bpf_close(rd->bpf);
+	free((char *)rd->o.proc_root);
+	free(rd);
+}
+
+DMAIO_EXPORT int dmaio_snapshot_reader_new(const struct dmaio_snapshot_opts *opts,
+					   struct dmaio_snapshot_reader **reader,
+					   struct dmaio_reason *reason)
+{
 	struct dmaio_reason bpf_why = { .struct_size = sizeof(bpf_why) };
-	struct dmaio_snapshot *s;
-	int64_t t0;
+	struct dmaio_snapshot_reader *rd;
 	int r;
 
-	if (dmaio_reason_check(reason) || !snap)
+	if (dmaio_reason_check(reason) || !reader)
 		return -EINVAL;
 	dmaio_reason_clear(reason);
-	*snap = NULL;
+	*reader = NULL;
+	rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return -ENOMEM;
+	rd->o.struct_size = sizeof(rd->o);
 	if (opts) {
-		r = dmaio_abi_copy_in(&o, sizeof(o), opts, DMAIO_SIZE_SNAPSHOT_OPTS);
-		if (r)
+		r = dmaio_abi_copy_in(&rd->o, sizeof(rd->o), opts, DMAIO_SIZE_SNAPSHOT_OPTS);
+		if (r) {
+			free(rd);
 			return dmaio_reason_set(reason, r == -E2BIG ? -EINVAL : r,
 						"struct dmaio_snapshot_opts: struct_size %u %s",
 						opts->struct_size,
 						r == -E2BIG ? "with non-zero bytes this library does not know"
 							    : "out of range");
+		}
 	}
-	if (o.source > DMAIO_SNAPSHOT_BPF)
-		return dmaio_reason_set(reason, -EINVAL, "unknown snapshot source %u", o.source);
-	if (o.flags & ~DMAIO_SNAPSHOT_FLAGS_ALL)
-		return dmaio_reason_set(reason, -EINVAL, "unknown snapshot flags 0x%x",
-					o.flags & ~DMAIO_SNAPSHOT_FLAGS_ALL);
-	if (o.pid < 0)
-		return dmaio_reason_set(reason, -EINVAL, "negative pid %d", (int)o.pid);
+	r = 0;
+	if (rd->o.source > DMAIO_SNAPSHOT_BPF)
+		r = dmaio_reason_set(reason, -EINVAL, "unknown snapshot source %u", rd->o.source);
+	else if (rd->o.flags & ~DMAIO_SNAPSHOT_FLAGS_ALL)
+		r = dmaio_reason_set(reason, -EINVAL, "unknown snapshot flags 0x%x",
+				     rd->o.flags & ~DMAIO_SNAPSHOT_FLAGS_ALL);
+	else if (rd->o.pid < 0)
+		r = dmaio_reason_set(reason, -EINVAL, "negative pid %d", (int)rd->o.pid);
+	if (r) {
+		free(rd);
+		return r;
+	}
+	if (rd->o.proc_root) {
+		rd->o.proc_root = strdup(rd->o.proc_root);
+		if (!rd->o.proc_root) {
+			free(rd);
+			return -ENOMEM;
+		}
+	}
+	if (rd->o.source != DMAIO_SNAPSHOT_PROC) {
+		r = acct_bpf_open(&rd->bpf, &bpf_why);
+		if (r && rd->o.source == DMAIO_SNAPSHOT_BPF) {
+			dmaio_reason_set(reason, r, "%s", bpf_why.text);
+			dmaio_snapshot_reader_free(rd);
+			return r;
+		}
+		snprintf(rd->bpf_why, sizeof(rd->bpf_why), "%s", bpf_why.text);
+	}
+	*reader = rd;
+	return 0;
+}
 
+DMAIO_EXPORT int dmaio_snapshot_reader_take(struct dmaio_snapshot_reader *rd,
+					    struct dmaio_snapshot **snap,
+					    struct dmaio_reason *reason)
+{
+	struct acct_raw raw = { 0 };
+	struct dmaio_snapshot *s;
+	int64_t t0;
+	int r;
+
+	if (dmaio_reason_check(reason) || !snap || !rd)
+		return -EINVAL;
+	dmaio_reason_clear(reason);
+	*snap = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -365,38 +421,52 @@ DMAIO_EXPORT int dmaio_snapshot_new(const struct dmaio_snapshot_opts *opts,
 	s->info.struct_size = sizeof(s->info);
 	s->info.time_ns = now_ns(CLOCK_REALTIME);
 	s->info.source = DMAIO_SNAPSHOT_PROC;
-	if (o.source != DMAIO_SNAPSHOT_PROC) {
-		r = acct_bpf_scan(&raw, &bpf_why);
-		if (!r) {
-			s->info.source = DMAIO_SNAPSHOT_BPF;
-			raw.flags |= DMAIO_SNAPSHOT_HAS_KERNEL;
-		} else if (o.source == DMAIO_SNAPSHOT_BPF) {
-			dmaio_reason_set(reason, r, "%s", bpf_why.text);
+	if (rd->bpf) {
+		r = acct_bpf_read(rd->bpf, &raw, reason);
+		if (r)
 			goto fail;
-		}
+		s->info.source = DMAIO_SNAPSHOT_BPF;
+		raw.flags |= DMAIO_SNAPSHOT_HAS_KERNEL;
 	}
-	r = acct_proc_scan(&raw, o.proc_root, o.pid, o.flags, reason);
+	r = acct_proc_scan(&raw, rd->o.proc_root, rd->o.pid, rd->o.flags, reason);
 	if (r)
 		goto fail;
-	if (s->info.source == DMAIO_SNAPSHOT_PROC && o.source == DMAIO_SNAPSHOT_AUTO && reason) {
+	if (!rd->bpf && rd->o.source == DMAIO_SNAPSHOT_AUTO && reason) {
 		/* say why the kernel's list was not used, after what /proc could not see */
 		char prev[DMAIO_REASON_MAX];
 
 		snprintf(prev, sizeof(prev), "%s", reason->text);
 		dmaio_reason_set(reason, 0, "%s%sBPF source not used: %s", prev, prev[0] ? "; " : "",
-				 bpf_why.text);
+				 rd->bpf_why);
 	}
 	r = merge(&raw, s);
 	if (r)
 		goto fail;
 	acct_raw_free(&raw);
-	read_cma(o.proc_root, &s->info);
+	read_cma(rd->o.proc_root, &s->info);
 	s->info.duration_ns = (uint64_t)(now_ns(CLOCK_MONOTONIC) - t0);
 	*snap = s;
 	return 0;
 fail:
 	acct_raw_free(&raw);
 	dmaio_snapshot_free(s);
+	return r;
+}
+
+DMAIO_EXPORT int dmaio_snapshot_new(const struct dmaio_snapshot_opts *opts,
+				    struct dmaio_snapshot **snap, struct dmaio_reason *reason)
+{
+	struct dmaio_snapshot_reader *rd;
+	int r;
+
+	if (dmaio_reason_check(reason) || !snap)
+		return -EINVAL;
+	*snap = NULL;
+	r = dmaio_snapshot_reader_new(opts, &rd, reason);
+	if (r)
+		return r;
+	r = dmaio_snapshot_reader_take(rd, snap, reason);
+	dmaio_snapshot_reader_free(rd);
 	return r;
 }
 
