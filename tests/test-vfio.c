@@ -12,7 +12,9 @@
  *   refusals   every read and write (auto, each forced path with and without fallback, through
  *              a queue), at several alignments and across the end of file, refuses: -ENODEV
  *              (auto, fallback) or -EOPNOTSUPP (a forced path that cannot serve, no fallback),
- *              0 bytes done. Afterwards the BAR (read through the device fd, a way that is not
+ *              0 bytes done; on the files of DMAIO_TEST_DIRS and on the raw NVMe namespace
+ *              (DMAIO_TEST_RAWDEV), where uring-dmabuf is a candidate whose registration of
+ *              this dma-buf the kernel refuses. Afterwards the BAR (read through the device fd, a way that is not
  *              the dma-buf's) and the file hold exactly what they held, the file's size too;
  *              no descriptor and no mapping is left behind.
  *   explain    dmaio_fd_explain_path(): no path can serve, none is chosen, each says why; the
@@ -174,7 +176,7 @@ static bool file_intact(int fd, const char *after)
 	struct stat st;
 	long long bad;
 
-	if (fstat(fd, &st) || st.st_size != (off_t)FILE_LEN) {
+	if (fstat(fd, &st) || (!S_ISBLK(st.st_mode) && st.st_size != (off_t)FILE_LEN)) {
 		test_fail("%s: the file's size is %lld, not %zu", after, (long long)st.st_size,
 			  (size_t)FILE_LEN);
 		return false;
@@ -202,14 +204,20 @@ static bool maps_hold_dmabuf(void)
 	return found;
 }
 
+/* dir: a directory (a temp file in it), or a block device (the raw NVMe namespace: the
+ * uring-dmabuf path is a candidate there, and its registration of this dma-buf is refused) */
 static void refuse_on(const char *dir, struct dmaio_buf *buf, uint8_t *scratch)
 {
 	char path[512], what[256];
-	int fd = test_tmpfile(dir, path, sizeof(path));
+	struct stat st;
+	bool blk = stat(dir, &st) == 0 && S_ISBLK(st.st_mode);
+	int fd = blk ? open(dir, O_RDWR | O_CLOEXEC) : test_tmpfile(dir, path, sizeof(path));
 	unsigned before = test_failures();
 	struct dmaio_file *file = NULL;
 	struct dmaio_queue *q = NULL;
 
+	if (fd < 0)
+		fail_msg("open %s: %s", dir, strerror(errno));
 	assert_int_equal(file_fill_pattern(fd, 0, FILE_LEN, SEED_FILE), 0);
 	assert_int_equal(fsync(fd), 0);
 	for (int write = 0; write <= 1; write++) {
@@ -266,7 +274,8 @@ static void refuse_on(const char *dir, struct dmaio_buf *buf, uint8_t *scratch)
 	bar_intact(what, scratch);
 	file_intact(fd, what);
 	close(fd);
-	unlink(path);
+	if (!blk)
+		unlink(path);
 	assert_no_failures_since(before);
 }
 
@@ -289,6 +298,8 @@ static void test_refusals(void **state)
 	close(fd); /* the library's duplicate keeps the dma-buf */
 	for (int d = 0; d < ndirs; d++)
 		refuse_on(dirs[d], buf, scratch);
+	if (getenv("DMAIO_TEST_RAWDEV") && *getenv("DMAIO_TEST_RAWDEV"))
+		refuse_on(getenv("DMAIO_TEST_RAWDEV"), buf, scratch);
 	test_expect(!maps_hold_dmabuf(), "a dma-buf mapping is left in /proc/self/maps");
 	dmaio_buf_free(buf);
 	test_expect(test_count_fds() == fds_before, "%d descriptors before, %d after",
