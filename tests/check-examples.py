@@ -768,6 +768,19 @@ int main(void)
 }
 """, runs=[run(expect=[OK(rf"^{WEIGHTS_SIZE} bytes read in 1 ranges, last via [a-z-]+$")])]),
 
+    "can_map(struct dmaio_buf *buf)": dict(
+        kind="driver", driver=r"""
+int main(void)
+{
+	struct dmaio_buf *buf = ex_memfd_buf(12345);
+	int r = can_map(buf);
+	dmaio_buf_free(buf);
+	if (r != 1)
+		ex_fail("can_map() of a memfd buffer gave %d, not 1", r);
+	return 0;
+}
+""", runs=[run(expect=[OK(r'^memfd buffer, exporter "", inode [0-9]+: CPU mapping yes$')])]),
+
     "wrap_v4l2_buffer(int vfd, unsigned int index, struct dmaio_buf **buf)": dict(
         kind="driver", driver=r"""
 int main(void)

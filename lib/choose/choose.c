@@ -70,6 +70,7 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
 	const struct dmaio_path_ops *best = NULL;
 	struct dmaio_cost_est e;
 	int mode = dmaio_cost_mode(r, cached_pct);
+	bool unmapped = false;
 
 	*err = 0;
 	*why = NULL;
@@ -97,8 +98,11 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
 
 		if (r->tried & (1u << p->id))
 			continue;
-		if (price(r, p, cached_pct, mode, &e, &w)) {
+		int s = price(r, p, cached_pct, mode, &e, &w);
+
+		if (s) {
 			DBG(r->ctx, "  %s: cannot: %s", p->name, w);
+			unmapped |= s == -ENODEV;
 			continue;
 		}
 		DBG(r->ctx, "  %s: %.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f (%u measured)"
@@ -111,7 +115,9 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
 		}
 	}
 	if (!best) {
-		*err = r->last_refusal ? r->last_refusal : -EOPNOTSUPP;
+		/* a path that needs the mapping could have served, had the exporter given one:
+		 * -ENODEV says so (dmaio_fd_read()), more than any other path's refusal */
+		*err = unmapped ? -ENODEV : r->last_refusal ? r->last_refusal : -EOPNOTSUPP;
 		return NULL;
 	}
 	r->tried |= 1u << best->id;
