@@ -54,6 +54,23 @@
 static struct test_args args;
 static struct test_vfio vf;
 static struct dmaio_ctx *ctx;
+static bool mmap_on; /* the kernel maps VFIO dma-bufs: vfio_dmabuf_mmap=on (the ported series) */
+
+/* vfio_dmabuf_mmap=on on the kernel command line (tests/vm/run --vfio-mmap=on): the test
+ * kernel has the ported "vfio/pci: Add mmap() for DMABUFs" and it is switched on. Without the
+ * word (mainline, or the switch off) a VFIO dma-buf has no mmap. */
+static bool cmdline_mmap_on(void)
+{
+	char line[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "re");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+	}
+	return strstr(line, "vfio_dmabuf_mmap=on") != NULL;
+}
 
 static int export_or_fail(const uint64_t (*ranges)[2], unsigned nr)
 {
@@ -109,11 +126,20 @@ static void test_import(void **state)
 		assert_true(exp_name[0] != 0);
 		assert_string_equal(info.exporter, exp_name);
 		assert_string_equal(info.name, "");
-		/* mainline 7.3: VFIO's dma-buf has no mmap */
-		assert_int_equal(info.mmap, DMAIO_CAP_NO);
-		assert_rc_equal(info.mmap_err, -ENODEV);
-		assert_rc_equal(dmaio_buf_map(buf, &addr), -ENODEV);
-		assert_null(addr);
+		if (mmap_on) {
+			/* the ported series: the dma-buf maps (the BAR, uncached) */
+			assert_int_equal(info.mmap, DMAIO_CAP_YES);
+			assert_rc_equal(info.mmap_err, 0);
+			assert_rc_equal(dmaio_buf_map(buf, &addr), 0);
+			assert_non_null(addr);
+			assert_rc_equal(dmaio_buf_unmap(buf), 0);
+		} else {
+			/* mainline 7.3: VFIO's dma-buf has no mmap */
+			assert_int_equal(info.mmap, DMAIO_CAP_NO);
+			assert_rc_equal(info.mmap_err, -ENODEV);
+			assert_rc_equal(dmaio_buf_map(buf, &addr), -ENODEV);
+			assert_null(addr);
+		}
 		/* the name is the dma-buf core's, whatever the exporter */
 		assert_rc_equal(dmaio_buf_set_name(buf, "vfio-bar-test"), 0);
 		assert_rc_equal(dmaio_buf_get_info(buf, &info), 0);
@@ -121,8 +147,8 @@ static void test_import(void **state)
 		test_fdinfo(fd, "name", name, sizeof(name));
 		assert_string_equal(name, "vfio-bar-test");
 		print_message("%s BAR %d, %u range(s), %" PRIu64 " bytes: exporter \"%s\", inode %" PRIu64
-			      ", mmap refused (%s)\n", vf.bdf, BAR, cases[i].nr, size, info.exporter,
-			      info.inode, test_errname(info.mmap_err));
+			      ", mmap %s (%s)\n", vf.bdf, BAR, cases[i].nr, size, info.exporter,
+			      info.inode, mmap_on ? "works" : "refused", test_errname(info.mmap_err));
 		dmaio_buf_free(buf);
 		close(fd);
 	}
@@ -281,6 +307,11 @@ static void refuse_on(const char *dir, struct dmaio_buf *buf, uint8_t *scratch)
 
 static void test_refusals(void **state)
 {
+	if (mmap_on) {
+		print_message("the kernel maps VFIO dma-bufs (vfio_dmabuf_mmap=on): the refusals are "
+			      "mainline's, checked with the switch off\n");
+		skip();
+	}
 	static const uint64_t win[][2] = { { WIN_OFF, WIN_LEN } };
 	const char *dirs[8];
 	int ndirs = test_dirs(dirs, 8), fds_before, fd;
@@ -328,6 +359,10 @@ static void test_refusals(void **state)
 
 static void test_explain(void **state)
 {
+	if (mmap_on) {
+		print_message("vfio_dmabuf_mmap=on: the paths through the mapping serve (test_transfers)\n");
+		skip();
+	}
 	static const uint64_t win[][2] = { { WIN_OFF, WIN_LEN } };
 	struct dmaio_path_estimate est[DMAIO_PATH_COUNT] = { { .struct_size = sizeof(est[0]) } };
 	unsigned before = test_failures();
@@ -369,6 +404,149 @@ static void test_explain(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* With the ported mmap series: file data reaches the BAR through the mapping and back, byte
+ * exact, checked through the device fd (not the mapping) and outside the range unchanged. */
+
+static const int xpaths[] = { DMAIO_PATH_AUTO, DMAIO_PATH_BOUNCE_DIRECT, DMAIO_PATH_BUFFERED };
+
+/* the BAR's [0, GUARD_LEN) must be the SEED_BAR stream except [at, at + n), which must be
+ * stream @seed from @soff; then that range is put back */
+static void bar_expect(const char *what, uint8_t *scratch, uint64_t at, uint64_t n, uint64_t seed,
+		       uint64_t soff)
+{
+	long long bad;
+	int err = test_vfio_bar_read(&vf, scratch, GUARD_LEN, 0);
+
+	if (err) {
+		test_fail("%s: reading the BAR: %s", what, test_errname(err));
+		return;
+	}
+	bad = pat_check(scratch + at, n, seed, soff);
+	if (bad >= 0) {
+		test_fail("%s: BAR byte %llu (buffer byte %llu) wrong", what, (unsigned long long)(at + bad),
+			  (unsigned long long)(at + bad - WIN_OFF));
+		pat_report("BAR", scratch + at, n, seed, soff, bad, false);
+	}
+	bad = pat_check(scratch, at, SEED_BAR, 0);
+	if (bad >= 0)
+		test_fail("%s: BAR byte %lld before the range changed", what, bad);
+	bad = pat_check(scratch + at + n, GUARD_LEN - at - n, SEED_BAR, at + n);
+	if (bad >= 0)
+		test_fail("%s: BAR byte %llu after the range changed", what,
+			  (unsigned long long)(at + n + bad));
+	pat_fill(scratch, n, SEED_BAR, at);
+	err = test_vfio_bar_write(&vf, scratch, n, at);
+	if (err)
+		test_fail("%s: restoring the BAR: %s", what, test_errname(err));
+}
+
+static void transfer_on(const char *dir, struct dmaio_buf *buf, uint8_t *scratch)
+{
+	char path[512], what[256];
+	struct stat st;
+	bool blk = stat(dir, &st) == 0 && S_ISBLK(st.st_mode);
+	int fd = blk ? open(dir, O_RDWR | O_CLOEXEC) : test_tmpfile(dir, path, sizeof(path));
+
+	if (fd < 0)
+		fail_msg("open %s: %s", dir, strerror(errno));
+	for (size_t c = 0; c < ARRAY_SIZE(rcases); c++) {
+		const struct rcase *rc = &rcases[c];
+
+		for (size_t k = 0; k < ARRAY_SIZE(xpaths); k++) {
+			uint32_t flags = (uint32_t)xpaths[k] |
+					 (xpaths[k] != DMAIO_PATH_AUTO ? DMAIO_RW_NO_FALLBACK : 0);
+			uint64_t want = rc->file_off >= FILE_LEN ? 0 :
+					MIN(rc->len, FILE_LEN - rc->file_off);
+			struct dmaio_xfer x = { .struct_size = sizeof(x) };
+			int64_t r;
+			long long bad;
+
+			/* file -> BAR (a device has no end of file here: its pattern goes past; a
+			 * file is cut back to FILE_LEN, which the write before may have grown) */
+			assert_int_equal(file_fill_pattern(fd, 0, FILE_LEN + (blk ? 64 * KiB : 0),
+							   SEED_FILE), 0);
+			if (!blk)
+				assert_int_equal(ftruncate(fd, FILE_LEN), 0);
+			r = dmaio_fd_read(fd, rc->file_off, buf, rc->buf_off, rc->len, flags, &x);
+			snprintf(what, sizeof(what), "%s read file %" PRIu64 " buf %" PRIu64 " len %"
+				 PRIu64 " path %s", dir, rc->file_off, rc->buf_off, rc->len,
+				 test_pname(xpaths[k]));
+			test_expect(r == (int64_t)(blk ? rc->len : want), "%s: %s, expected %" PRIu64,
+				    what, test_errname(r), blk ? rc->len : want);
+			if (r > 0)
+				bar_expect(what, scratch, WIN_OFF + rc->buf_off, (uint64_t)r, SEED_FILE,
+					   rc->file_off);
+			/* BAR -> file */
+			assert_int_equal(file_fill_pattern(fd, 0, FILE_LEN, SEED_DEST), 0);
+			if (!blk)
+				assert_int_equal(ftruncate(fd, FILE_LEN), 0);
+			r = dmaio_fd_write(fd, rc->file_off, buf, rc->buf_off, rc->len, flags, &x);
+			snprintf(what, sizeof(what), "%s write file %" PRIu64 " buf %" PRIu64 " len %"
+				 PRIu64 " path %s", dir, rc->file_off, rc->buf_off, rc->len,
+				 test_pname(xpaths[k]));
+			test_expect(r == (int64_t)rc->len, "%s: %s, expected %" PRIu64, what,
+				    test_errname(r), rc->len);
+			bad = file_check_pattern(fd, (off_t)rc->file_off, rc->len, SEED_BAR,
+						 WIN_OFF + rc->buf_off);
+			test_expect(bad == -1, "%s: file byte %lld wrong", what, bad);
+			bad = file_check_pattern(fd, 0, rc->file_off, SEED_DEST, 0);
+			test_expect(bad == -1, "%s: file byte %lld before the range changed", what, bad);
+			if (rc->file_off + rc->len < FILE_LEN) {
+				bad = file_check_pattern(fd, (off_t)(rc->file_off + rc->len),
+							 FILE_LEN - rc->file_off - rc->len, SEED_DEST,
+							 rc->file_off + rc->len);
+				test_expect(bad == -1, "%s: file byte %lld after the range changed", what,
+					    bad);
+			}
+			if (!blk) {
+				test_expect(fstat(fd, &st) == 0 && (uint64_t)st.st_size ==
+					    MAX((uint64_t)FILE_LEN, rc->file_off + rc->len),
+					    "%s: file size %lld", what, (long long)st.st_size);
+			}
+		}
+	}
+	close(fd);
+	if (!blk)
+		unlink(path);
+}
+
+static void test_transfers(void **state)
+{
+	static const uint64_t win[][2] = { { WIN_OFF, WIN_LEN } };
+	const char *dirs[8];
+	int ndirs = test_dirs(dirs, 8), fd;
+	uint8_t *scratch = malloc(GUARD_LEN);
+	struct dmaio_buf *buf = NULL;
+	struct dmaio_stats st = { .struct_size = sizeof(st) };
+	unsigned before = test_failures();
+
+	(void)state;
+	if (!mmap_on) {
+		print_message("VFIO dma-bufs cannot be mapped on this kernel (mainline, or "
+			      "vfio_dmabuf_mmap=off): test_refusals checks that\n");
+		free(scratch);
+		skip();
+	}
+	assert_non_null(scratch);
+	pat_fill(scratch, GUARD_LEN, SEED_BAR, 0);
+	assert_rc_equal(test_vfio_bar_write(&vf, scratch, GUARD_LEN, 0), 0);
+	fd = export_or_fail(win, 1);
+	assert_rc_equal(dmaio_buf_import(ctx, fd, 0, &buf), 0);
+	close(fd);
+	for (int d = 0; d < ndirs; d++)
+		transfer_on(dirs[d], buf, scratch);
+	if (getenv("DMAIO_TEST_RAWDEV") && *getenv("DMAIO_TEST_RAWDEV"))
+		transfer_on(getenv("DMAIO_TEST_RAWDEV"), buf, scratch);
+	assert_rc_equal(dmaio_buf_get_stats(buf, &st), 0);
+	print_message("%" PRIu64 " bytes read, %" PRIu64 " written; bounce-direct %" PRIu64
+		      ", buffered %" PRIu64 "\n", st.bytes_read, st.bytes_written,
+		      st.path_bytes[DMAIO_PATH_BOUNCE_DIRECT], st.path_bytes[DMAIO_PATH_BUFFERED]);
+	dmaio_buf_free(buf);
+	free(scratch);
+	assert_no_failures_since(before);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 /* Run argv, its stdout into out (NUL-terminated, truncated to len - 1): the exit status, or -1. */
 static int run_capture(char *const argv[], char *out, size_t len)
@@ -405,6 +583,11 @@ static int run_capture(char *const argv[], char *out, size_t len)
 
 static void test_info(void **state)
 {
+	if (mmap_on) {
+		print_message("vfio_dmabuf_mmap=on: dmaio-info's refusal report is checked with the "
+			      "switch off\n");
+		skip();
+	}
 	static const uint64_t win[][2] = { { WIN_OFF, WIN_LEN } };
 	const char *tool = getenv("DMAIO_TEST_INFO");
 	char spec[64], path[512], want[160], *out;
@@ -461,6 +644,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_import),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_transfers),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_info),
 	};
@@ -488,6 +672,8 @@ int main(int argc, char **argv)
 		       vf.bar_size);
 		return 1;
 	}
+	mmap_on = cmdline_mmap_on();
+	printf("VFIO dma-buf mmap: %s\n", mmap_on ? "on (vfio_dmabuf_mmap=on)" : "off (mainline)");
 	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {
 		printf("FAIL: dmaio_ctx_new: %s\n", test_errname(rc));
