@@ -231,20 +231,32 @@ static bool maps_hold_dmabuf(void)
 	return found;
 }
 
-/* dir: a directory (a temp file in it), or a block device (the raw NVMe namespace: the
- * uring-dmabuf path is a candidate there, and its registration of this dma-buf is refused) */
+/* The target of a matrix: dir a directory (a temp file in it, its path in path, *blk false), or
+ * a block device (the raw NVMe namespace, opened read-write, *blk true: the uring-dmabuf path is
+ * a candidate there). The fd, or the test fails. */
+static int open_target(const char *dir, char *path, size_t path_len, bool *blk)
+{
+	struct stat st;
+	int fd;
+
+	*blk = stat(dir, &st) == 0 && S_ISBLK(st.st_mode);
+	fd = *blk ? open(dir, O_RDWR | O_CLOEXEC) : test_tmpfile(dir, path, path_len);
+	if (fd < 0)
+		fail_msg("open %s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* dir: see open_target(); on the raw namespace the kernel refuses to register this dma-buf for
+ * uring-dmabuf */
 static void refuse_on(const char *dir, struct dmaio_buf *buf, uint8_t *scratch)
 {
 	char path[512], what[256];
-	struct stat st;
-	bool blk = stat(dir, &st) == 0 && S_ISBLK(st.st_mode);
-	int fd = blk ? open(dir, O_RDWR | O_CLOEXEC) : test_tmpfile(dir, path, sizeof(path));
+	bool blk;
+	int fd = open_target(dir, path, sizeof(path), &blk);
 	unsigned before = test_failures();
 	struct dmaio_file *file = NULL;
 	struct dmaio_queue *q = NULL;
 
-	if (fd < 0)
-		fail_msg("open %s: %s", dir, strerror(errno));
 	assert_int_equal(file_fill_pattern(fd, 0, FILE_LEN, SEED_FILE), 0);
 	assert_int_equal(fsync(fd), 0);
 	for (int write = 0; write <= 1; write++) {
@@ -445,11 +457,9 @@ static void transfer_on(const char *dir, struct dmaio_buf *buf, uint8_t *scratch
 {
 	char path[512], what[256];
 	struct stat st;
-	bool blk = stat(dir, &st) == 0 && S_ISBLK(st.st_mode);
-	int fd = blk ? open(dir, O_RDWR | O_CLOEXEC) : test_tmpfile(dir, path, sizeof(path));
+	bool blk;
+	int fd = open_target(dir, path, sizeof(path), &blk);
 
-	if (fd < 0)
-		fail_msg("open %s: %s", dir, strerror(errno));
 	for (size_t c = 0; c < ARRAY_SIZE(rcases); c++) {
 		const struct rcase *rc = &rcases[c];
 

@@ -8,7 +8,24 @@
 #include "provider.h"
 #include "../sys/sys.h"
 
-static int refused(struct dmaio_buf *b, int err);
+/* A new mapping of the whole buffer into *p, or the refusal. An exporter without mmap (-EINVAL:
+ * no .mmap op, as VFIO's BAR dma-bufs on mainline 7.3) or one that refuses write access
+ * (-EACCES) refuses for good: remembered as -ENODEV, so the paths through the mapping say so
+ * before they start (no mmap per request) and nobody tries again. Anything else (-ENOMEM) may
+ * pass. Under b->lock. */
+static int new_mapping_locked(struct dmaio_buf *b, void **p)
+{
+	int err = b->map_err;
+
+	if (!err)
+		err = sys_mmap(b->alloc_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       b->memfd >= 0 ? b->memfd : b->fd, 0, p);
+	if (err == -EINVAL || err == -EACCES || err == -ENODEV) {
+		__atomic_store_n(&b->map_err, -ENODEV, __ATOMIC_RELAXED);
+		return -ENODEV;
+	}
+	return err;
+}
 
 static int map_locked(struct dmaio_buf *b)
 {
@@ -17,41 +34,21 @@ static int map_locked(struct dmaio_buf *b)
 
 	if (b->addr)
 		return 0;
-	err = b->map_err;
+	err = new_mapping_locked(b, &p);
 	if (!err)
-		err = sys_mmap(b->alloc_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       b->memfd >= 0 ? b->memfd : b->fd, 0, &p);
-	if (err)
-		return refused(b, err);
-	b->addr = p;
-	return 0;
-}
-
-/* An exporter without mmap (-EINVAL: no .mmap op, as VFIO's BAR dma-bufs on mainline 7.3) or
- * one that refuses write access (-EACCES) refuses for good: remembered, so the paths through the
- * mapping say so before they start (no mmap per request). Anything else (-ENOMEM) may pass. */
-static int refused(struct dmaio_buf *b, int err)
-{
-	if (err == -EINVAL || err == -EACCES || err == -ENODEV) {
-		__atomic_store_n(&b->map_err, -ENODEV, __ATOMIC_RELAXED);
-		return -ENODEV;
-	}
+		b->addr = p;
 	return err;
 }
 
 int dmaio_buf_probe_map(struct dmaio_buf *b)
 {
 	void *p;
-	int err;
+	int err = 0;
 
 	pthread_mutex_lock(&b->lock);
-	err = b->addr ? 0 : b->map_err;
-	if (!b->addr && !err) {
-		err = sys_mmap(b->alloc_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       b->memfd >= 0 ? b->memfd : b->fd, 0, &p);
-		if (err)
-			err = refused(b, err);
-		else
+	if (!b->addr) {
+		err = new_mapping_locked(b, &p);
+		if (!err)
 			munmap(p, b->alloc_size);
 	}
 	pthread_mutex_unlock(&b->lock);
