@@ -206,6 +206,11 @@ struct dmaio_buf {
 	bool user_mapped;
 	int map_err;               /* -ENODEV once the exporter refused a CPU mapping, else 0; set
 				    * under lock, read by the paths' serve() (atomic, relaxed) */
+	/* the exporter can take the memory away while it is mapped (VFIO device memory: the
+	 * device's memory disabled, or a revoke request), after which the mapping faults: the
+	 * paths then touch the mapping through system calls only (a fault is EFAULT there, and
+	 * the request's -ENXIO), never from user space (SIGBUS). Set at import, from the exporter */
+	bool revocable;
 	unsigned io_refs;          /* requests using addr */
 	struct dmaio_stats stats;
 	struct dmaio_buf *ctx_prev, *ctx_next; /* ctx->bufs, under ctx->bufs_lock */

@@ -17,6 +17,16 @@
  *              this dma-buf the kernel refuses. Afterwards the BAR (read through the device fd, a way that is not
  *              the dma-buf's) and the file hold exactly what they held, the file's size too;
  *              no descriptor and no mapping is left behind.
+ *   revoke     (mmap on) the device's memory switched off (PCI_COMMAND_MEMORY) by another thread
+ *              at 1/6 .. 5/6 of a transfer of 8 MiB - 200 bytes (page-cache edges, O_DIRECT
+ *              middle), both ways, auto and each path that can serve: the process never gets
+ *              SIGBUS (a handler fails the test), the call returns all of it or -ENXIO with
+ *              the bytes before xfer.done moved, each byte after them old or new, nothing
+ *              outside the range changed in the BAR or the file; at least one revocation per
+ *              case must land during the transfer; off before the call: -ENXIO, nothing moved;
+ *              memory back on: transfers work again. Then the series' revoke request (for
+ *              good) during a read: -ENXIO then and for every later transfer; the device
+ *              still exports.
  *   explain    dmaio_fd_explain_path(): no path can serve, none is chosen, each says why; the
  *              paths through the mapping say that the exporter gives none.
  *   info       dmaio-info --json --dmabuf PID:FD FILE on a buffer this test holds: size, inode,
@@ -30,6 +40,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +50,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -56,22 +69,6 @@ static struct test_args args;
 static struct test_vfio vf;
 static struct dmaio_ctx *ctx;
 static bool mmap_on; /* the kernel maps VFIO dma-bufs: vfio_dmabuf_mmap=on (the ported series) */
-
-/* vfio_dmabuf_mmap=on on the kernel command line (tests/vm/run --vfio-mmap=on): the test
- * kernel has the ported "vfio/pci: Add mmap() for DMABUFs" and it is switched on. Without the
- * word (mainline, or the switch off) a VFIO dma-buf has no mmap. */
-static bool cmdline_mmap_on(void)
-{
-	char line[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "re");
-
-	if (f) {
-		if (!fgets(line, sizeof(line), f))
-			line[0] = 0;
-		fclose(f);
-	}
-	return strstr(line, "vfio_dmabuf_mmap=on") != NULL;
-}
 
 static int export_or_fail(const uint64_t (*ranges)[2], unsigned nr)
 {
@@ -649,6 +646,297 @@ static void test_info(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Revocation (with the ported mmap series): the device's memory is taken away while a transfer
+ * between a file and the BAR runs, by another thread, at several points of the transfer. */
+
+#define REV_OFF (8 * MiB)         /* the buffer: [REV_OFF, REV_OFF + REV_LEN) of the BAR */
+#define REV_LEN (8 * MiB)
+#define REV_GUARD (1 * MiB)       /* checked on each side of it */
+#define REV_BUF_OFF 100ull        /* the range: buffer [100, REV_LEN - 100), file from 4196: */
+#define REV_FILE_OFF (4096ull + REV_BUF_OFF) /* congruent, so O_DIRECT middle, page-cache edges */
+#define REV_RLEN (REV_LEN - 2 * REV_BUF_OFF)
+#define REV_FILE_LEN (REV_FILE_OFF + REV_RLEN + 64 * KiB)
+#define REV_TRIES 12              /* revocations per case, at 1/6 .. 5/6 of its duration */
+#define REV_HITS 2                /* ... until this many landed during the transfer */
+
+enum { REV_MEMORY, REV_REQUEST };
+
+struct revoker {
+	pthread_t thread;
+	int how;                  /* REV_MEMORY: PCI_COMMAND_MEMORY off; REV_REQUEST: revoke dmabuf_fd */
+	int dmabuf_fd;
+	uint64_t delay_ns;        /* after go */
+	int go;                   /* atomic: the transfer starts now */
+	uint64_t at_ns;           /* when the revocation began */
+	int err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *revoker_main(void *arg)
+{
+	struct revoker *rv = arg;
+	struct timespec pause = { 0, 20000 };
+	uint64_t t;
+
+	while (!__atomic_load_n(&rv->go, __ATOMIC_ACQUIRE))
+		nanosleep(&pause, NULL);
+	t = now_ns() + rv->delay_ns;
+	while (now_ns() < t)
+		;
+	rv->at_ns = now_ns();
+	rv->err = rv->how == REV_MEMORY ? test_vfio_memory(&vf, false)
+					: test_vfio_revoke(&vf, rv->dmabuf_fd);
+	return NULL;
+}
+
+static void sigbus_handler(int sig)
+{
+	static const char msg[] = "FAIL: SIGBUS: the process touched revoked device memory\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* One transfer of the range between fd and buf; with rv, revoked rv->delay_ns after it starts.
+ * Returns the result; *x what was done, *t_ns its duration, *during whether the revocation
+ * began before the call returned. */
+static int64_t rev_transfer(int fd, struct dmaio_buf *buf, bool write, uint32_t flags,
+			    struct revoker *rv, struct dmaio_xfer *x, uint64_t *t_ns, bool *during)
+{
+	uint64_t t0, t1;
+	int64_t r;
+
+	*during = false;
+	if (rv) {
+		rv->go = 0;
+		rv->at_ns = 0;
+		rv->err = 0;
+		assert_int_equal(pthread_create(&rv->thread, NULL, revoker_main, rv), 0);
+	}
+	t0 = now_ns();
+	if (rv)
+		__atomic_store_n(&rv->go, 1, __ATOMIC_RELEASE);
+	r = write ? dmaio_fd_write(fd, REV_FILE_OFF, buf, REV_BUF_OFF, REV_RLEN, flags, x)
+		  : dmaio_fd_read(fd, REV_FILE_OFF, buf, REV_BUF_OFF, REV_RLEN, flags, x);
+	t1 = now_ns();
+	if (rv) {
+		assert_int_equal(pthread_join(rv->thread, NULL), 0);
+		if (rv->err)
+			fail_msg("revoking (%s): %s", rv->how == REV_MEMORY ? "memory off" : "request",
+				 test_errname(rv->err));
+		*during = rv->at_ns < t1;
+	}
+	*t_ns = t1 - t0;
+	return r;
+}
+
+/* byte i of the range after the call: the new byte (i < done), either (i >= done) */
+static long long rev_check(const uint8_t *p, uint64_t done, uint64_t new_seed, uint64_t new_off,
+			   uint64_t old_seed, uint64_t old_off)
+{
+	long long bad = pat_check(p, done, new_seed, new_off);
+
+	if (bad >= 0)
+		return bad;
+	for (uint64_t i = done; i < REV_RLEN; i++)
+		if (p[i] != pat_byte(new_seed, new_off + i) && p[i] != pat_byte(old_seed, old_off + i))
+			return (long long)i;
+	return -1;
+}
+
+/* After a transfer that r/x say ended so (memory back on): the BAR and the file hold what they
+ * must. Puts both back. */
+static void rev_verify(const char *what, int fd, bool write, int64_t r, const struct dmaio_xfer *x,
+		       uint8_t *scratch)
+{
+	uint64_t done = r == (int64_t)REV_RLEN ? REV_RLEN : x->done;
+	uint64_t lo = REV_OFF - REV_GUARD, at = REV_OFF + REV_BUF_OFF;
+	size_t span = REV_LEN + 2 * REV_GUARD;
+	long long bad;
+	struct stat st;
+
+	test_expect(done <= REV_RLEN, "%s: done %" PRIu64 " past the range", what, done);
+	if (done > REV_RLEN)
+		done = REV_RLEN;
+	if (test_vfio_bar_read(&vf, scratch, span, lo)) {
+		test_fail("%s: reading the BAR back", what);
+		return;
+	}
+	if (!write) {
+		bad = rev_check(scratch + (at - lo), done, SEED_FILE, REV_FILE_OFF, SEED_BAR, at);
+		test_expect(bad < 0, "%s: BAR byte %lld of the range wrong (done %" PRIu64 ")", what,
+			    bad, done);
+	}
+	bad = pat_check(scratch, at - lo, SEED_BAR, lo);
+	test_expect(bad < 0, "%s: BAR byte %llu before the range changed", what,
+		    (unsigned long long)(lo + (uint64_t)bad));
+	bad = pat_check(scratch + (at - lo) + REV_RLEN, span - (at - lo) - REV_RLEN, SEED_BAR,
+			at + REV_RLEN);
+	test_expect(bad < 0, "%s: BAR byte %llu after the range changed", what,
+		    (unsigned long long)(at + REV_RLEN + (uint64_t)bad));
+	if (write) {
+		uint8_t *f = malloc(REV_FILE_LEN);
+
+		assert_non_null(f);
+		assert_int_equal(pread(fd, f, REV_FILE_LEN, 0), (ssize_t)REV_FILE_LEN);
+		bad = rev_check(f + REV_FILE_OFF, done, SEED_BAR, at, SEED_DEST, REV_FILE_OFF);
+		test_expect(bad < 0, "%s: file byte %llu of the range wrong (done %" PRIu64 ")", what,
+			    (unsigned long long)(REV_FILE_OFF + (uint64_t)bad), done);
+		bad = pat_check(f, REV_FILE_OFF, SEED_DEST, 0);
+		test_expect(bad < 0, "%s: file byte %lld before the range changed", what, bad);
+		bad = pat_check(f + REV_FILE_OFF + REV_RLEN, REV_FILE_LEN - REV_FILE_OFF - REV_RLEN,
+				SEED_DEST, REV_FILE_OFF + REV_RLEN);
+		test_expect(bad < 0, "%s: file byte %llu after the range changed", what,
+			    (unsigned long long)(REV_FILE_OFF + REV_RLEN + (uint64_t)bad));
+		free(f);
+		test_expect(fstat(fd, &st) == 0 && st.st_size == (off_t)REV_FILE_LEN,
+			    "%s: the file's size changed", what);
+		assert_int_equal(file_fill_pattern(fd, 0, REV_FILE_LEN, SEED_DEST), 0);
+	} else {
+		test_expect(file_check_pattern(fd, 0, REV_FILE_LEN, SEED_FILE, 0) == -1,
+			    "%s: the source file changed", what);
+	}
+	pat_fill(scratch, span, SEED_BAR, lo);
+	if (test_vfio_bar_write(&vf, scratch, span, lo))
+		test_fail("%s: restoring the BAR", what);
+}
+
+/* a transfer must end in one of two ways: all of it, or -ENXIO part-way */
+static bool rev_outcome(const char *what, int64_t r, const struct dmaio_xfer *x)
+{
+	if (r == (int64_t)REV_RLEN)
+		return false;
+	test_expect(r == -ENXIO, "%s: %s (done %" PRIu64 "), expected all %" PRIu64 " bytes or "
+		    "ENXIO", what, test_errname(r), x->done, (uint64_t)REV_RLEN);
+	return r == -ENXIO;
+}
+
+static void revoke_case(int fd, struct dmaio_buf *buf, bool write, int path, uint8_t *scratch)
+{
+	uint32_t flags = (uint32_t)path | (path != DMAIO_PATH_AUTO ? DMAIO_RW_NO_FALLBACK : 0);
+	struct revoker rv = { .how = REV_MEMORY };
+	struct dmaio_xfer x = { .struct_size = sizeof(x) };
+	unsigned hits = 0, late = 0, tries = 0;
+	uint64_t t_ns, t_full;
+	char what[160];
+	bool during;
+	int64_t r;
+
+	snprintf(what, sizeof(what), "%s path %s", write ? "BAR -> file" : "file -> BAR",
+		 test_pname(path));
+	/* untouched: all of it, and how long it takes */
+	r = rev_transfer(fd, buf, write, flags, NULL, &x, &t_full, &during);
+	test_expect(r == (int64_t)REV_RLEN, "%s, memory on: %s", what, test_errname(r));
+	rev_verify(what, fd, write, r, &x, scratch);
+	/* revoked before the call: nothing moves, nothing is written */
+	assert_rc_equal(test_vfio_memory(&vf, false), 0);
+	r = rev_transfer(fd, buf, write, flags, NULL, &x, &t_ns, &during);
+	assert_rc_equal(test_vfio_memory(&vf, true), 0);
+	test_expect(r == -ENXIO && x.done == 0, "%s, memory off before: %s, done %" PRIu64
+		    ", expected ENXIO and 0", what, test_errname(r), x.done);
+	rev_verify(what, fd, write, r, &x, scratch);
+	/* revoked while it runs */
+	for (; tries < REV_TRIES && hits < REV_HITS; tries++) {
+		rv.delay_ns = t_full * (tries % 5 + 1) / 6;
+		r = rev_transfer(fd, buf, write, flags, &rv, &x, &t_ns, &during);
+		assert_rc_equal(test_vfio_memory(&vf, true), 0);
+		if (rev_outcome(what, r, &x) && during)
+			hits++;
+		else if (r == (int64_t)REV_RLEN)
+			late++;
+		rev_verify(what, fd, write, r, &x, scratch);
+	}
+	print_message("%s: %" PRIu64 " ms; revoked during the transfer %u of %u times (ENXIO), "
+		      "after its last access %u\n", what, t_full / 1000000, hits, tries, late);
+	test_expect(hits >= 1, "%s: no revocation landed during a transfer in %u tries (%" PRIu64
+		    " ms each)", what, tries, t_full / 1000000);
+	/* nothing remembered: the memory back, it works again */
+	r = rev_transfer(fd, buf, write, flags, NULL, &x, &t_ns, &during);
+	test_expect(r == (int64_t)REV_RLEN, "%s, memory back on: %s", what, test_errname(r));
+	rev_verify(what, fd, write, r, &x, scratch);
+}
+
+static void test_revoke(void **state)
+{
+	static const uint64_t win[][2] = { { REV_OFF, REV_LEN } };
+	struct sigaction sa = { .sa_handler = sigbus_handler }, old;
+	struct revoker rv = { .how = REV_REQUEST };
+	struct dmaio_xfer x = { .struct_size = sizeof(x) };
+	uint8_t *scratch = malloc(REV_LEN + 2 * REV_GUARD);
+	unsigned before = test_failures();
+	const char *dirs[8];
+	struct dmaio_buf *buf = NULL;
+	char path[512];
+	uint64_t t_full, t_ns;
+	bool during;
+	int64_t r;
+	int fd, dfd;
+
+	(void)state;
+	if (!mmap_on) {
+		print_message("VFIO dma-bufs cannot be mapped on this kernel: nothing to revoke "
+			      "under a mapping\n");
+		free(scratch);
+		skip();
+	}
+	assert_non_null(scratch);
+	assert_true(test_dirs(dirs, 8) >= 1);
+	assert_int_equal(sigaction(SIGBUS, &sa, &old), 0);
+	pat_fill(scratch, REV_LEN + 2 * REV_GUARD, SEED_BAR, REV_OFF - REV_GUARD);
+	assert_rc_equal(test_vfio_bar_write(&vf, scratch, REV_LEN + 2 * REV_GUARD,
+					    REV_OFF - REV_GUARD), 0);
+	dfd = export_or_fail(win, 1);
+	assert_rc_equal(dmaio_buf_import(ctx, dfd, 0, &buf), 0);
+	fd = test_tmpfile(dirs[0], path, sizeof(path));
+	assert_true(fd >= 0);
+	for (int w = 0; w <= 1; w++) {
+		assert_int_equal(file_fill_pattern(fd, 0, REV_FILE_LEN, w ? SEED_DEST : SEED_FILE), 0);
+		for (size_t k = 0; k < ARRAY_SIZE(xpaths); k++)
+			revoke_case(fd, buf, w, xpaths[k], scratch);
+	}
+	dmaio_buf_free(buf);
+	/* the series' revoke request, for good: -ENXIO during and after */
+	assert_int_equal(file_fill_pattern(fd, 0, REV_FILE_LEN, SEED_FILE), 0);
+	assert_rc_equal(dmaio_buf_import(ctx, dfd, 0, &buf), 0);
+	r = rev_transfer(fd, buf, false, 0, NULL, &x, &t_full, &during);
+	test_expect(r == (int64_t)REV_RLEN, "file -> BAR before the revoke request: %s",
+		    test_errname(r));
+	rev_verify("file -> BAR before the revoke request", fd, false, r, &x, scratch);
+	rv.dmabuf_fd = dfd;
+	rv.delay_ns = t_full / 2;
+	r = rev_transfer(fd, buf, false, 0, &rv, &x, &t_ns, &during);
+	(void)rev_outcome("file -> BAR, revoke request", r, &x);
+	rev_verify("file -> BAR, revoke request", fd, false, r, &x, scratch);
+	print_message("revoke request at %" PRIu64 " of %" PRIu64 " ms: %s, %" PRIu64 " bytes\n",
+		      rv.delay_ns / 1000000, t_full / 1000000, test_errname(r), x.done);
+	for (int w = 0; w <= 1; w++) {
+		r = rev_transfer(fd, buf, w, 0, NULL, &x, &t_ns, &during);
+		test_expect(r == -ENXIO && x.done == 0, "%s after the revoke request: %s, done %"
+			    PRIu64 ", expected ENXIO and 0", w ? "BAR -> file" : "file -> BAR",
+			    test_errname(r), x.done);
+	}
+	dmaio_buf_free(buf);
+	close(dfd);
+	close(fd);
+	unlink(path);
+	/* the device still exports: the revocation was of that one dma-buf */
+	dfd = export_or_fail(win, 1);
+	close(dfd);
+	assert_int_equal(sigaction(SIGBUS, &old, NULL), 0);
+	free(scratch);
+	assert_no_failures_since(before);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
@@ -656,6 +944,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_import),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_transfers),
+		cmocka_unit_test(test_revoke),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_info),
 	};
@@ -687,12 +976,12 @@ int main(int argc, char **argv)
 	}
 	printf("%s: BAR %d %" PRIu64 " MiB at region offset 0x%" PRIx64 ", %s group\n", bdf, BAR,
 	       vf.bar_size >> 20, vf.bar_offset, vf.noiommu ? "no-IOMMU" : "IOMMU");
-	if (vf.bar_size < 16 * MiB) {
-		printf("FAIL: BAR %d of %s has %" PRIu64 " bytes, the test needs 16 MiB\n", BAR, bdf,
+	if (vf.bar_size < REV_OFF + REV_LEN + REV_GUARD) {
+		printf("FAIL: BAR %d of %s has %" PRIu64 " bytes, the test needs 32 MiB\n", BAR, bdf,
 		       vf.bar_size);
 		return 1;
 	}
-	mmap_on = cmdline_mmap_on();
+	mmap_on = test_vfio_mmap_on();
 	printf("VFIO dma-buf mmap: %s\n", mmap_on ? "on (vfio_dmabuf_mmap=on)" : "off (mainline)");
 	rc = dmaio_ctx_new(0, &ctx);
 	if (rc) {

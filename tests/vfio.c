@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../lib/uapi/vfio-dmabuf.h"
+#include "../lib/uapi/vfio-dmabuf-mmap.h"
 
 static int fail(char *why, size_t n, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -162,6 +163,51 @@ int test_vfio_dmabuf(struct test_vfio *v, const uint64_t (*ranges)[2], unsigned 
 		fd = -errno;
 	free(f);
 	return fd;
+}
+
+static int feature_set(struct test_vfio *v, uint32_t feature, const void *arg, size_t len)
+{
+	struct vfio_device_feature *f = calloc(1, sizeof(*f) + len);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	f->argsz = (uint32_t)(sizeof(*f) + len);
+	f->flags = VFIO_DEVICE_FEATURE_SET | feature;
+	memcpy(f->data, arg, len);
+	r = ioctl(v->device, VFIO_DEVICE_FEATURE, f) < 0 ? -errno : 0;
+	free(f);
+	return r;
+}
+
+bool test_vfio_mmap_on(void)
+{
+	char line[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "re");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+	}
+	return strstr(line, "vfio_dmabuf_mmap=on") != NULL;
+}
+
+int test_vfio_revoke(struct test_vfio *v, int dmabuf_fd)
+{
+	struct dmaio_vfio_device_feature_dma_buf_revoke r = { .dmabuf_fd = dmabuf_fd };
+
+	return feature_set(v, DMAIO_VFIO_DEVICE_FEATURE_DMA_BUF_REVOKE, &r, sizeof(r));
+}
+
+int test_vfio_memattr(struct test_vfio *v, int dmabuf_fd, bool wc)
+{
+	struct dmaio_vfio_device_feature_dma_buf_memattr m = {
+		.dmabuf_fd = dmabuf_fd,
+		.memattr = wc ? DMAIO_VFIO_DMA_BUF_MEMATTR_WC : DMAIO_VFIO_DMA_BUF_MEMATTR_NC,
+	};
+
+	return feature_set(v, DMAIO_VFIO_DEVICE_FEATURE_DMA_BUF_MEMATTR, &m, sizeof(m));
 }
 
 static int rw_all(int fd, void *p, size_t len, uint64_t off, bool write)

@@ -44,4 +44,14 @@ int test_vfio_bar_write(struct test_vfio *v, const void *src, size_t len, uint64
  * the device's dma-bufs (vfio_pci_dma_buf_move()). */
 int test_vfio_memory(struct test_vfio *v, bool on);
 
+/* The proposed revoke and memory-attribute requests of the mmap series (our 7.3 port with
+ * vfio_dmabuf_mmap=on; lib/uapi/vfio-dmabuf-mmap.h): revoke @dmabuf_fd for good; map it
+ * write-combined (@wc) or uncached from its next mmap() on. -ENOTTY on a kernel without them. */
+int test_vfio_revoke(struct test_vfio *v, int dmabuf_fd);
+/* vfio_dmabuf_mmap=on on the kernel command line (tests/vm/run --vfio-mmap=on): the test
+ * kernel has the ported series and it is switched on. Without the word (mainline, or the switch
+ * off) a VFIO dma-buf has no mmap. */
+bool test_vfio_mmap_on(void);
+int test_vfio_memattr(struct test_vfio *v, int dmabuf_fd, bool wc);
+
 #endif

@@ -58,8 +58,10 @@ DMAIO_EXPORT int dmaio_buf_import(struct dmaio_ctx *ctx, int dmabuf_fd, uint32_t
 	b->stats.last_path = DMAIO_PATH_AUTO;
 	strcpy(b->provider, "import");
 	/* probed here, at the edge: whether the CPU can map it (a trial mapping, dropped), so
-	 * that the paths through a mapping refuse an exporter without one before they start */
-	(void)dmaio_buf_probe_map(b);
+	 * that the paths through a mapping refuse an exporter without one before they start, and
+	 * whether the exporter can revoke it (the paths then touch its mapping through the
+	 * kernel only) */
+	dmaio_buf_probe_import(b);
 	dmaio_buf_register(c, b);
 	*buf = b;
 	return 0;

@@ -42,6 +42,7 @@ struct dmaio_op {
 	uint64_t rel;              /* the issuer's */
 	int bounce;                /* bounce units taken (dmaio_engine_bounce_get), -1 */
 	uint32_t bounce_units;
+	uint8_t bounce_area;       /* the engine's: which area they are of */
 	int path;                  /* the issuer's */
 	/* results */
 	uint32_t got;              /* bytes moved */
@@ -83,10 +84,18 @@ void dmaio_engines_forget_buf(struct dmaio_ctx *ctx, uint64_t buf_id); /* every 
  * ctx; the caller holds ctx->io_lock (the list of engines) */
 void dmaio_engines_lock_all(struct dmaio_ctx *ctx);
 void dmaio_engines_unlock_all(struct dmaio_ctx *ctx);
-/* bounce memory: n bytes (<= DMAIO_BOUNCE_MAX) of the pinned area; -EAGAIN when all is in use */
+/* bounce memory: n bytes (<= DMAIO_BOUNCE_MAX) into op->mem; -EAGAIN when all is in use. Of the
+ * pinned area (a registered fixed buffer), or with kcopy of the kernel-copy area, a memfd that
+ * dmaio_engine_bounce_copy() moves data through */
 #define DMAIO_BOUNCE_MAX (2u << 20)
-int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, struct dmaio_op *op);
+int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, bool kcopy, struct dmaio_op *op);
 void dmaio_engine_bounce_put(struct dmaio_engine *e, struct dmaio_op *op);
+/* n bytes between op's kernel-copy bounce memory and mem (to_bounce: mem -> bounce), copied by
+ * the kernel (pwrite/pread of the area's memfd), never by the process: a fault on mem (device
+ * memory revoked while mapped) fails the copy with -EFAULT instead of raising SIGBUS. 0 or
+ * -errno; *moved: bytes copied before a failure */
+int dmaio_engine_bounce_copy(struct dmaio_engine *e, const struct dmaio_op *op, char *mem,
+			     size_t n, bool to_bounce, size_t *moved);
 /* proposed io_uring dma-buf registration (uapi/io_uring-dmabuf.h) bound to one target file:
  * the fixed buffer index, or -errno (refused) */
 int dmaio_engine_dmabuf_slot(struct dmaio_engine *e, uint64_t buf_id, int dmabuf_fd,

@@ -6,6 +6,7 @@
  * proposed dma-buf registrations), and an eventfd + epoll set that polls readable when ops
  * finished on the ring or on the worker threads. Without a ring every op runs on the workers.
  */
+#include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,18 @@
 #define BOUNCE_UNIT (64u << 10)
 #define BOUNCE_UNITS 256 /* 16 MiB */
 #define BOUNCE_WORDS (BOUNCE_UNITS / 64)
+
+/* Bounce memory, made on first use. The pinned area is anonymous memory registered as fixed
+ * buffer slot 0; the kernel-copy area is a sealed memfd, so that the kernel can copy between it
+ * and memory the process must not touch itself (dmaio_engine_bounce_copy). */
+enum { AREA_PINNED, AREA_KCOPY };
+struct bounce_area {
+	char *mem;
+	int fd;                /* AREA_KCOPY: the memfd (valid while mem) */
+	bool fixed;
+	bool dontfork;         /* not in a child (MADV_DONTFORK took) */
+	uint64_t map[BOUNCE_WORDS]; /* set bit: unit in use */
+};
 
 struct reg_slot {
 	uint64_t buf_id;
@@ -55,10 +68,7 @@ struct dmaio_engine {
 	bool table;                   /* sparse table registered */
 	struct reg_slot slots[ENGINE_SLOTS];
 	uint64_t tick;
-	char *bounce;
-	bool bounce_fixed;
-	bool bounce_dontfork;  /* the bounce area is not in a child (MADV_DONTFORK took) */
-	uint64_t bounce_map[BOUNCE_WORDS]; /* set bit: unit in use */
+	struct bounce_area bounce[2]; /* AREA_PINNED, AREA_KCOPY */
 	bool broken;
 	struct dmaio_engine *next;    /* ctx->engines */
 };
@@ -243,6 +253,19 @@ static void unlink_engine(struct dmaio_engine *e)
 	pthread_mutex_unlock(&c->io_lock);
 }
 
+/* forked: in a child, only what the child has (an area left out of it is not there: its
+ * addresses may hold one of the child's own mappings by now) */
+static void area_drop(struct bounce_area *a, bool forked)
+{
+	if (!a->mem)
+		return;
+	if (!forked || !a->dontfork)
+		munmap(a->mem, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
+	if (a->fd >= 0)
+		close(a->fd);
+	a->mem = NULL;
+}
+
 /* After fork the ring's memory is shared with the parent's ring: the child only unmaps its copy
  * and closes its descriptors; nothing is submitted, registered or unregistered. */
 void dmaio_engine_abandon(struct dmaio_engine *e)
@@ -256,8 +279,8 @@ void dmaio_engine_abandon(struct dmaio_engine *e)
 	}
 	/* a bounce area left out of the child is not there: its addresses may hold one of the
 	 * child's own mappings by now */
-	if (e->bounce && !e->bounce_dontfork)
-		munmap(e->bounce, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
+	for (unsigned i = 0; i < ARRAY_SIZE(e->bounce); i++)
+		area_drop(&e->bounce[i], true);
 	if (e->efd >= 0)
 		close(e->efd);
 	if (e->epfd >= 0)
@@ -286,8 +309,8 @@ void dmaio_engine_free(struct dmaio_engine *e)
 	unlink_engine(e);
 	if (e->has_ring)
 		io_uring_queue_exit(&e->ring); /* also unregisters (unpins) the buffers */
-	if (e->bounce)
-		munmap(e->bounce, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
+	for (unsigned i = 0; i < ARRAY_SIZE(e->bounce); i++)
+		area_drop(&e->bounce[i], false);
 	if (e->efd >= 0)
 		close(e->efd);
 	if (e->epfd >= 0)
@@ -692,30 +715,60 @@ int dmaio_engine_regbuf(struct dmaio_engine *e, uint64_t buf_id, void *base, siz
 	return r;
 }
 
-/* The pinned bounce area: 16 MiB in 64 KiB units, registered as fixed buffer slot 0. */
-int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, struct dmaio_op *op)
+/* The area's memory: anonymous and pinned (registered as slot 0), or a sealed memfd. */
+static int area_make(struct dmaio_engine *e, unsigned which)
 {
-	unsigned units = (n + BOUNCE_UNIT - 1) / BOUNCE_UNIT, run = 0;
+	struct bounce_area *a = &e->bounce[which];
+	size_t len = (size_t)BOUNCE_UNIT * BOUNCE_UNITS;
+	void *p;
+	int fd = -1, err;
+
+	if (which == AREA_KCOPY) {
+		fd = sys_memfd_create("dmaio-kcopy-bounce", MFD_ALLOW_SEALING);
+		if (fd < 0)
+			return fd;
+		err = sys_ftruncate(fd, (off_t)len);
+		if (!err && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+			err = neg_errno();
+		if (!err)
+			err = sys_mmap(len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &p);
+		if (err) {
+			close(fd);
+			return err;
+		}
+	} else {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return neg_errno();
+		madvise(p, len, MADV_HUGEPAGE);
+	}
+	/* not inherited: a child makes its own engines (and bounce areas), and fork() must copy
+	 * every page of a pinned private mapping at once (16 MiB per engine per fork) */
+	a->dontfork = !madvise(p, len, MADV_DONTFORK);
+	a->mem = p;
+	a->fd = fd;
+	a->fixed = which == AREA_PINNED && e->table && !slot_set(e, SLOT_BOUNCE, p, len);
+	return 0;
+}
+
+/* Bounce memory: 16 MiB per area in 64 KiB units. */
+int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, bool kcopy, struct dmaio_op *op)
+{
+	unsigned units = (n + BOUNCE_UNIT - 1) / BOUNCE_UNIT, run = 0, which;
+	struct bounce_area *a;
+	int err;
 
 	if (!units || units > DMAIO_BOUNCE_MAX / BOUNCE_UNIT)
 		return -EINVAL;
-	if (!e->bounce) {
-		void *p = mmap(NULL, (size_t)BOUNCE_UNIT * BOUNCE_UNITS, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (p == MAP_FAILED)
-			return neg_errno();
-		madvise(p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS, MADV_HUGEPAGE);
-		/* not inherited: a child makes its own engines (and bounce areas), and fork() must
-		 * copy every page of a pinned private mapping at once (16 MiB per engine per fork) */
-		e->bounce_dontfork =
-			!madvise(p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS, MADV_DONTFORK);
-		e->bounce = p;
-		e->bounce_fixed = e->table &&
-				  !slot_set(e, SLOT_BOUNCE, p, (size_t)BOUNCE_UNIT * BOUNCE_UNITS);
+	which = kcopy ? AREA_KCOPY : AREA_PINNED;
+	a = &e->bounce[which];
+	if (!a->mem) {
+		err = area_make(e, which);
+		if (err)
+			return err;
 	}
 	for (unsigned i = 0; i < BOUNCE_UNITS; i++) {
-		if (e->bounce_map[i / 64] & (1ull << (i % 64))) {
+		if (a->map[i / 64] & (1ull << (i % 64))) {
 			run = 0;
 			continue;
 		}
@@ -723,11 +776,12 @@ int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, struct dmaio_op 
 			unsigned first = i + 1 - units;
 
 			for (unsigned j = first; j <= i; j++)
-				e->bounce_map[j / 64] |= 1ull << (j % 64);
+				a->map[j / 64] |= 1ull << (j % 64);
 			op->bounce = (int)first;
 			op->bounce_units = units;
-			op->mem = e->bounce + (size_t)first * BOUNCE_UNIT;
-			op->buf_index = e->bounce_fixed ? SLOT_BOUNCE : -1;
+			op->bounce_area = (uint8_t)which;
+			op->mem = a->mem + (size_t)first * BOUNCE_UNIT;
+			op->buf_index = a->fixed ? SLOT_BOUNCE : -1;
 			return 0;
 		}
 	}
@@ -736,9 +790,27 @@ int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, struct dmaio_op 
 
 void dmaio_engine_bounce_put(struct dmaio_engine *e, struct dmaio_op *op)
 {
+	struct bounce_area *a = &e->bounce[op->bounce_area];
+
 	for (unsigned j = (unsigned)op->bounce; j < (unsigned)op->bounce + op->bounce_units; j++)
-		e->bounce_map[j / 64] &= ~(1ull << (j % 64));
+		a->map[j / 64] &= ~(1ull << (j % 64));
 	op->bounce = -1;
+}
+
+int dmaio_engine_bounce_copy(struct dmaio_engine *e, const struct dmaio_op *op, char *mem,
+			     size_t n, bool to_bounce, size_t *moved)
+{
+	const struct bounce_area *a = &e->bounce[AREA_KCOPY];
+	uint64_t off;
+
+	*moved = 0;
+	if (op->bounce < 0 || op->bounce_area != AREA_KCOPY ||
+	    n > (size_t)op->bounce_units * BOUNCE_UNIT)
+		return -EINVAL;
+	off = (uint64_t)op->bounce * BOUNCE_UNIT;
+	/* the kernel reads mem (pwrite into the memfd) or writes it (pread out of the memfd) */
+	return to_bounce ? sys_pwrite_full(a->fd, mem, n, off, moved)
+			 : sys_pread_full(a->fd, mem, n, off, moved);
 }
 
 /* ---- the proposed io_uring dma-buf registration ------------------------------------------- */

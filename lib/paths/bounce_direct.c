@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Path "bounce-direct": O_DIRECT into the engine's pinned, registered bounce memory, each piece
  * copied to (or from) the buffer's CPU mapping inside DMA_BUF_SYNC begin/end; the copy of one
- * piece overlaps the I/O of the others. For buffers whose mapping cannot take O_DIRECT. */
+ * piece overlaps the I/O of the others. For buffers whose mapping cannot take O_DIRECT. A buffer
+ * whose memory its exporter can revoke (device memory) is never touched by the process: its
+ * pieces go through the engine's kernel-copy bounce area, copied by the kernel, so that a
+ * revocation fails the piece (EFAULT) instead of killing the process (SIGBUS). */
 #include <string.h>
 
 #include "path.h"
@@ -56,9 +59,25 @@ static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op
 		r->cursor += n;
 		return 1;
 	}
-	err = dmaio_engine_bounce_get(e, (uint32_t)n, op); /* sets mem and buf_index */
+	/* sets mem and buf_index */
+	err = dmaio_engine_bounce_get(e, (uint32_t)n, r->buf->revocable, op);
 	if (err)
 		return err;
+	if (r->write) {
+		char *src = r->addr + r->buf_off + rel;
+		size_t moved;
+
+		if (r->buf->revocable) {
+			/* a piece of it gone: nothing of this piece reaches the file */
+			err = dmaio_engine_bounce_copy(e, op, src, n, true, &moved);
+			if (err) {
+				dmaio_engine_bounce_put(e, op);
+				return err;
+			}
+		} else {
+			memcpy(op->mem, src, n);
+		}
+	}
 	op->kind = r->write ? DMAIO_OPK_WRITE : DMAIO_OPK_READ;
 	op->fd = r->file->dfd;
 	op->len = (uint32_t)n;
@@ -67,18 +86,30 @@ static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op
 	op->rest_fd = r->write ? r->file->bfd : -1;
 	op->align = dmaio_path_align(r);
 	op->rel = rel;
-	if (r->write)
-		memcpy(op->mem, r->addr + r->buf_off + rel, n);
 	r->cursor += n;
 	return 1;
 }
 
 static void finish(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
 {
-	(void)e;
+	char *dst = r->addr + r->buf_off + op->rel;
+	size_t moved;
+	int err;
+
 	/* a read hands over what arrived, also when it stopped part-way */
-	if (op->bounce >= 0 && !r->write && op->got)
-		memcpy(r->addr + r->buf_off + op->rel, op->mem, op->got);
+	if (op->bounce < 0 || r->write || !op->got)
+		return;
+	if (!r->buf->revocable) {
+		memcpy(dst, op->mem, op->got);
+		return;
+	}
+	err = dmaio_engine_bounce_copy(e, op, dst, op->got, false, &moved);
+	if (err) {
+		/* the op ends where the copy stopped, with the copy's error */
+		op->got = (uint32_t)moved;
+		op->res = err;
+		op->eof = false;
+	}
 }
 
 const struct dmaio_path_ops dmaio_path_bounce_direct = {

@@ -22,6 +22,8 @@ void dmaio_probe_heap_rw_file(struct dmaio_ctx *ctx, struct dmaio_heap *h, int d
 
 /* buffers (buf.c): kind, size, provider, inode, exporter, name, CPU mapping (tried once) */
 void dmaio_buf_probe_info(struct dmaio_buf *b, struct dmaio_buf_info *info);
+/* at import: whether the exporter can revoke the memory (b->revocable), the CPU mapping */
+void dmaio_buf_probe_import(struct dmaio_buf *b);
 
 /* files (file.c) */
 /* Probe fd into f: type, size, access mode, O_DIRECT descriptor and alignment. own: work on a

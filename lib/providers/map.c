@@ -12,7 +12,7 @@
  * no .mmap op, as VFIO's BAR dma-bufs on mainline 7.3) or one that refuses write access
  * (-EACCES) refuses for good: remembered as -ENODEV, so the paths through the mapping say so
  * before they start (no mmap per request) and nobody tries again. Anything else (-ENOMEM) may
- * pass. Under b->lock. */
+ * pass; so does -ENXIO, revocable memory revoked now. Under b->lock. */
 static int new_mapping_locked(struct dmaio_buf *b, void **p)
 {
 	int err = b->map_err;
@@ -20,6 +20,10 @@ static int new_mapping_locked(struct dmaio_buf *b, void **p)
 	if (!err)
 		err = sys_mmap(b->alloc_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			       b->memfd >= 0 ? b->memfd : b->fd, 0, p);
+	/* device memory whose exporter maps it refuses while it is revoked (VFIO's mmap series:
+	 * -ENODEV): gone for now, perhaps back later, not remembered */
+	if (err == -ENODEV && b->revocable)
+		return -ENXIO;
 	if (err == -EINVAL || err == -EACCES || err == -ENODEV) {
 		__atomic_store_n(&b->map_err, -ENODEV, __ATOMIC_RELAXED);
 		return -ENODEV;

@@ -215,6 +215,13 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	uint64_t t1 = dmaio_now_ns();
 
 	list_remove(&q->active, &q->active_tail, r);
+	if (res == -EFAULT && r->buf->revocable) {
+		/* the kernel met a fault on the buffer's mapping: its exporter took the memory
+		 * away (a VFIO device's memory disabled or revoked) */
+		INFO(r->ctx, "  the buffer's device memory was revoked after %llu bytes",
+		     (unsigned long long)done);
+		res = -ENXIO;
+	}
 	r->res = res;
 	r->done = done;
 	r->finished = true;
