@@ -11,17 +11,22 @@
  * the sink's own staging buffers (memfd, so that O_DIRECT paths serve it) and released at once.
  *
  * At most queue-depth frames are in flight: a frame that finds no room waits for the oldest to
- * complete (drop-when-full drops it instead, counted and reported by a QoS message). A write
+ * complete (drop-when-full drops it instead, counted and reported by a QoS message). A reaper
+ * thread takes completions as they come (it waits on the queue's fd), so a frame's buffer goes
+ * back to its pool, and its latency ends, when it is on disk, not when the next frame arrives;
+ * the queue and the frames are under one lock, the streaming thread's and the reaper's. A write
  * error stops the stream with an element error that names the errno, the frame and how many of
  * its bytes were written; every frame completed before it is in the file. Statistics: the
  * "stats" property; an element message "dmaiosink-stats" at EOS.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,7 +105,13 @@ struct _GstDmaioSink {
 	gchar *index_location;
 	gboolean drop_when_full;
 
-	/* state (streaming thread, and stop) */
+	/* state (streaming thread and reaper, under lock) */
+	GMutex lock;
+	GCond room;             /* a frame completed (or the reaper failed) */
+	GThread *reaper;
+	int wake_fd;            /* eventfd: the reaper is to stop */
+	gboolean reaper_stop;
+	int reap_err;           /* dmaio_queue_reap failed: no completion will come */
 	struct dmaio_ctx *ctx;
 	struct dmaio_queue *q;
 	int fd;
@@ -266,14 +277,14 @@ static void frame_done(GstDmaioSink *s, struct frame *f)
 	s->inflight--;
 }
 
-/* Take completions: wait for at least min of them (0: only what is there). */
-static int reap(GstDmaioSink *s, unsigned min)
+/* Take the completions that are there. Under lock. */
+static int reap(GstDmaioSink *s)
 {
 	struct dmaio_done d[16];
 	int n;
 
 	d[0].struct_size = sizeof(d[0]);
-	n = dmaio_queue_reap(s->q, d, 16, min > 16 ? 16 : min, -1);
+	n = dmaio_queue_reap(s->q, d, 16, 0, 0);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
@@ -288,15 +299,45 @@ static int reap(GstDmaioSink *s, unsigned min)
 	return n;
 }
 
+/* Wait until every frame in flight completed (the reaper takes them). Under lock. */
 static int drain(GstDmaioSink *s)
 {
-	while (s->inflight) {
-		int r = reap(s, 1);
+	while (s->inflight && !s->reap_err)
+		g_cond_wait(&s->room, &s->lock);
+	return s->reap_err;
+}
 
-		if (r < 0)
-			return r;
+/* The reaper: completions taken as the queue's fd says there are some. */
+static gpointer reaper_main(gpointer data)
+{
+	GstDmaioSink *s = data;
+	struct pollfd p[2] = { { .fd = dmaio_queue_fd(s->q), .events = POLLIN },
+			       { .fd = s->wake_fd, .events = POLLIN } };
+
+	for (;;) {
+		int n;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		g_mutex_lock(&s->lock);
+		if (s->reaper_stop) {
+			g_mutex_unlock(&s->lock);
+			break;
+		}
+		do
+			n = reap(s);
+		while (n == 16);
+		if (n < 0 && !s->reap_err) {
+			s->reap_err = n;
+			if (!s->failed)
+				s->failed = n;
+		}
+		g_cond_broadcast(&s->room);
+		g_mutex_unlock(&s->lock);
+		if (n < 0)
+			break;
 	}
-	return 0;
+	return NULL;
 }
 
 /* ---- files --------------------------------------------------------------------------------- */
@@ -400,15 +441,42 @@ static gboolean sink_start(GstBaseSink *bs)
 	s->file_no = 0;
 	s->frames_written = s->bytes_written = s->frames_dropped = 0;
 	s->frames_copied = s->frames_direct = s->nlat = 0;
-	return file_open(s);
+	s->reap_err = 0;
+	s->reaper_stop = FALSE;
+	if (!file_open(s))
+		return FALSE;
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0) {
+		GST_ELEMENT_ERROR(s, RESOURCE, FAILED, ("eventfd: %s", g_strerror(errno)), (NULL));
+		return FALSE;
+	}
+	s->reaper = g_thread_try_new("dmaiosink-reap", reaper_main, s, NULL);
+	if (!s->reaper) {
+		GST_ELEMENT_ERROR(s, RESOURCE, FAILED, ("cannot start the reaper thread"), (NULL));
+		return FALSE;
+	}
+	return TRUE;
 }
 
 static gboolean sink_stop(GstBaseSink *bs)
 {
 	GstDmaioSink *s = GST_DMAIO_SINK(bs);
+	uint64_t one = 1;
 
-	if (s->q)
+	g_mutex_lock(&s->lock);
+	if (s->q && s->reaper)
 		drain(s);
+	s->reaper_stop = TRUE;
+	g_mutex_unlock(&s->lock);
+	if (s->reaper) {
+		if (write(s->wake_fd, &one, sizeof(one)) < 0)
+			GST_WARNING_OBJECT(s, "waking the reaper: %s", g_strerror(errno));
+		g_thread_join(s->reaper);
+		s->reaper = NULL;
+	}
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	s->wake_fd = -1;
 	dmaio_queue_free(s->q);
 	s->q = NULL;
 	if (s->frames) {
@@ -459,9 +527,11 @@ static gboolean sink_event(GstBaseSink *bs, GstEvent *ev)
 	GstDmaioSink *s = GST_DMAIO_SINK(bs);
 
 	if (GST_EVENT_TYPE(ev) == GST_EVENT_EOS && s->q) {
+		g_mutex_lock(&s->lock);
 		drain(s);
 		if (s->index)
 			fflush(s->index);
+		g_mutex_unlock(&s->lock);
 		gst_element_post_message(GST_ELEMENT(s),
 					 gst_message_new_element(GST_OBJECT(s), stats_new(s)));
 	}
@@ -582,9 +652,8 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 	return 0;
 }
 
-static GstFlowReturn sink_render(GstBaseSink *bs, GstBuffer *buf)
+static GstFlowReturn render_locked(GstDmaioSink *s, GstBuffer *buf)
 {
-	GstDmaioSink *s = GST_DMAIO_SINK(bs);
 	struct dmaio_io ios[MAX_MEMS];
 	gsize size = gst_buffer_get_size(buf);
 	struct frame *f;
@@ -603,9 +672,7 @@ static GstFlowReturn sink_render(GstBaseSink *bs, GstBuffer *buf)
 		if (!file_open(s))
 			return GST_FLOW_ERROR;
 	}
-	/* take what completed; wait for room only when there is none */
-	if (reap(s, 0) < 0)
-		return GST_FLOW_ERROR;
+	/* room: what the reaper took; wait for it only when there is none */
 	f = free_frame(s);
 	if (!f && s->drop_when_full) {
 		g_mutex_lock(&s->stats_lock);
@@ -615,8 +682,9 @@ static GstFlowReturn sink_render(GstBaseSink *bs, GstBuffer *buf)
 		return GST_FLOW_OK;
 	}
 	while (!f) {
-		if (reap(s, 1) < 0)
+		if (s->reap_err)
 			return GST_FLOW_ERROR;
+		g_cond_wait(&s->room, &s->lock);
 		f = free_frame(s);
 	}
 	if (s->failed)
@@ -650,6 +718,17 @@ static GstFlowReturn sink_render(GstBaseSink *bs, GstBuffer *buf)
 	if (!GST_CLOCK_TIME_IS_VALID(s->file_t0))
 		s->file_t0 = GST_BUFFER_PTS(buf);
 	return s->failed ? GST_FLOW_ERROR : GST_FLOW_OK;
+}
+
+static GstFlowReturn sink_render(GstBaseSink *bs, GstBuffer *buf)
+{
+	GstDmaioSink *s = GST_DMAIO_SINK(bs);
+	GstFlowReturn ret;
+
+	g_mutex_lock(&s->lock);
+	ret = render_locked(s, buf);
+	g_mutex_unlock(&s->lock);
+	return ret;
 }
 
 /* ---- GObject ------------------------------------------------------------------------------- */
@@ -704,6 +783,8 @@ static void finalize(GObject *o)
 	g_free(s->index_location);
 	g_free(s->cur_path);
 	g_mutex_clear(&s->stats_lock);
+	g_mutex_clear(&s->lock);
+	g_cond_clear(&s->room);
 	G_OBJECT_CLASS(gst_dmaio_sink_parent_class)->finalize(o);
 }
 
@@ -711,7 +792,10 @@ static void gst_dmaio_sink_init(GstDmaioSink *s)
 {
 	s->depth = DEFAULT_DEPTH;
 	s->fd = -1;
+	s->wake_fd = -1;
 	g_mutex_init(&s->stats_lock);
+	g_mutex_init(&s->lock);
+	g_cond_init(&s->room);
 	/* a file sink: no clock synchronisation by default (as filesink) */
 	gst_base_sink_set_sync(GST_BASE_SINK(s), FALSE);
 }
