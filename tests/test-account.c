@@ -6,13 +6,17 @@
  * held twice through dup(). Then: an unprivileged caller sees its own processes and says what
  * it cannot see; processes that churn descriptors, mappings and children while snapshots run
  * get no wrong attribution and leak nothing; a pid namespace sees itself with its own pids.
+ * With BPF: both sources agree; a buffer held only by a driver (imported into DRM, or queued
+ * to vivid as V4L2_MEMORY_DMABUF) with its descriptor closed is held by the kernel, then gone.
  * Suite needs-dmaheap (system heap and udmabuf; the CMA part where a CMA heap exists).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <linux/dma-buf.h>
 #include <linux/udmabuf.h>
+#include <linux/videodev2.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -866,6 +870,89 @@ static void test_bpf(void **state)
 #endif
 }
 
+/* Held by a device queue: a system-heap buffer queued to vivid (V4L2_MEMORY_DMABUF: videobuf2
+ * takes a reference at VIDIOC_QBUF and keeps it while the buffer is queued), its descriptor
+ * closed. The BPF source lists it as held by the kernel only, with its size, exporter and
+ * name; /proc cannot see it; once the queue lets it go (REQBUFS 0), it is gone. */
+static int open_vivid(void)
+{
+	char path[32];
+
+	for (int i = 0; i < 64; i++) {
+		struct v4l2_capability cap;
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/video%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0 && !strcmp((const char *)cap.driver, "vivid") &&
+		    ((cap.capabilities & V4L2_CAP_DEVICE_CAPS ? cap.device_caps : cap.capabilities) &
+		     V4L2_CAP_VIDEO_CAPTURE))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static void test_bpf_vivid(void **state)
+{
+	struct v4l2_requestbuffers rb = { .count = 1, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_DMABUF };
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct dmaio_snapshot_buffer x = { .struct_size = sizeof(x) };
+	struct dmaio_snapshot *b = take_bpf_or_skip(), *p;
+	struct v4l2_buffer vb = { 0 };
+	uint64_t ino, size;
+	int vfd, fd, i;
+	(void)state;
+
+	dmaio_snapshot_free(b);
+	vfd = open_vivid();
+	if (vfd < 0) {
+		if (test_expect_device("v4l2"))
+			fail_msg("no vivid capture node, and this kernel has vivid");
+		print_message("SKIP: no vivid capture node for a buffer held by a device queue\n");
+		skip();
+	}
+	assert_int_equal(ioctl(vfd, VIDIOC_G_FMT, &f), 0);
+	size = ((uint64_t)f.fmt.pix.sizeimage + 4095) & ~4095ull;
+	need(fd = heap_buf("system", size, "acct-V"), "system heap");
+	ino = ino_of(fd);
+	assert_int_equal(ioctl(vfd, VIDIOC_REQBUFS, &rb), 0);
+	assert_true(rb.count >= 1);
+	vb.index = 0;
+	vb.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	vb.memory = V4L2_MEMORY_DMABUF;
+	vb.m.fd = fd;
+	vb.length = (uint32_t)size;
+	if (ioctl(vfd, VIDIOC_QBUF, &vb))
+		fail_msg("VIDIOC_QBUF of a %" PRIu64 "-byte system-heap dma-buf: %s", size,
+			 strerror(errno));
+	close(fd);
+	b = take_bpf_or_skip();
+	p = take(DMAIO_SNAPSHOT_PROC, 0, NULL);
+	i = dmaio_snapshot_find_buffer(b, ino);
+	assert_true(i >= 0);
+	assert_int_equal(dmaio_snapshot_get_buffer(b, (uint32_t)i, &x), 0);
+	assert_int_equal(x.flags, DMAIO_SNAPSHOT_BUF_KERNEL);
+	assert_int_equal(x.nprocesses, 0);
+	assert_int_equal(x.size, size);
+	assert_string_equal(x.name, "acct-V");
+	assert_string_equal(x.exporter, "system");
+	assert_int_equal(dmaio_snapshot_find_buffer(p, ino), -ENOENT);
+	check_agree(p, b);
+	dmaio_snapshot_free(p);
+	dmaio_snapshot_free(b);
+	/* the queue lets it go: so does the kernel */
+	rb.count = 0;
+	assert_int_equal(ioctl(vfd, VIDIOC_REQBUFS, &rb), 0);
+	b = take_bpf_or_skip();
+	assert_int_equal(dmaio_snapshot_find_buffer(b, ino), -ENOENT);
+	dmaio_snapshot_free(b);
+	close(vfd);
+}
+
 /* A reader: the BPF program loaded once, each take sees the buffers of that moment (a buffer
  * made between two takes appears, one freed disappears), no descriptor grows per take, and
  * freeing the reader closes what it opened. */
@@ -1009,6 +1096,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_pidns),
 		cmocka_unit_test(test_bpf),
+		cmocka_unit_test(test_bpf_vivid),
 		cmocka_unit_test(test_reader),
 	};
 
