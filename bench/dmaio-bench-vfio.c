@@ -213,7 +213,7 @@ static double base_run(int dir_, int fd, char *mem, struct uring_base *u)
 	uint64_t t0, t;
 	int err;
 
-	breq_split(reqs, fd, 0, 0, size, MIB);
+	n = breq_split(reqs, fd, 0, 0, size, MIB); /* breq_count() is an upper bound */
 	t0 = now_ns();
 	err = ub_run(u, dir_, mem, 0, reqs, n, 8, false, NULL);
 	if (!err && dir_ == DIR_WRITE && fdatasync(fd))

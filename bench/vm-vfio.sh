@@ -5,8 +5,11 @@
 # mappings, file <-> BAR through the library against the O_DIRECT io_uring baseline) and off
 # (mainline's device fd fault handler: the other side of the series' fault-cost comparison).
 # One host thread per vCPU (--tcg-thread multi, 2 vCPUs), as every result in bench/results.
-# Writes bench/results/vm-vfio-7.3-mmap-{on,off}.txt (stdout and stderr). About 10 min.
-#   bench/vm-vfio.sh [BUILD_DIR] [-- dmaio-bench-vfio options]
+# Boots differ from each other under TCG by more than the fault costs compared here, so
+# ROUNDS (default 1) alternates the two boots that many times: round 1 writes
+# bench/results/vm-vfio-7.3-mmap-{on,off}.txt, round N -rN.txt (stdout and stderr). About 1 min
+# per round.
+#   [ROUNDS=N] bench/vm-vfio.sh [BUILD_DIR] [-- dmaio-bench-vfio options]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -14,11 +17,14 @@ shift || true
 [[ ${1:-} == -- ]] && shift
 out=$root/bench/results
 mkdir -p "$out"
-for m in on off; do
-	echo "== 7.3, vfio_dmabuf_mmap=$m" >&2
-	"$root/tests/vm/run" --kernel 7.3 --vfio-mmap=$m --build "$build" --no-build \
-		--tcg-thread multi --memory 4096 --timeout 3600 \
-		-- "$build/bench/dmaio-bench-vfio" --dir /mnt/ext4 --size 32M --runs 5 "$@" \
-		>"$out/vm-vfio-7.3-mmap-$m.txt" 2>&1 ||
-		echo "== mmap $m failed, see $out/vm-vfio-7.3-mmap-$m.txt" >&2
+for ((r = 1; r <= ${ROUNDS:-1}; r++)); do
+	suffix=$( ((r == 1)) || echo "-r$r")
+	for m in on off; do
+		f=$out/vm-vfio-7.3-mmap-$m$suffix.txt
+		echo "== round $r, 7.3, vfio_dmabuf_mmap=$m" >&2
+		"$root/tests/vm/run" --kernel 7.3 --vfio-mmap=$m --build "$build" --no-build \
+			--tcg-thread multi --memory 4096 --timeout 3600 \
+			-- "$build/bench/dmaio-bench-vfio" --dir /mnt/ext4 --size 32M --runs 5 "$@" \
+			>"$f" 2>&1 || echo "== mmap $m failed, see $f" >&2
+	done
 done
