@@ -211,6 +211,7 @@ struct dmaio_buf {
 	 * paths then touch the mapping through system calls only (a fault is EFAULT there, and
 	 * the request's -ENXIO), never from user space (SIGBUS). Set at import, from the exporter */
 	bool revocable;
+	bool mapped_once;          /* a mapping of it was made (so a refusal later is a revocation) */
 	unsigned io_refs;          /* requests using addr */
 	struct dmaio_stats stats;
 	struct dmaio_buf *ctx_prev, *ctx_next; /* ctx->bufs, under ctx->bufs_lock */

@@ -20,10 +20,13 @@ static int new_mapping_locked(struct dmaio_buf *b, void **p)
 	if (!err)
 		err = sys_mmap(b->alloc_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			       b->memfd >= 0 ? b->memfd : b->fd, 0, p);
-	/* device memory whose exporter maps it refuses while it is revoked (VFIO's mmap series:
-	 * -ENODEV): gone for now, perhaps back later, not remembered */
-	if (err == -ENODEV && b->revocable)
+	/* device memory that mapped before and now refuses is revoked (VFIO's mmap series:
+	 * -ENODEV while revoked): gone for now, perhaps back later, not remembered. One that never
+	 * mapped refuses for good (mainline 7.3's VFIO dma-bufs: no mmap at all, also -ENODEV) */
+	if (err == -ENODEV && b->revocable && b->mapped_once)
 		return -ENXIO;
+	if (!err)
+		b->mapped_once = true;
 	if (err == -EINVAL || err == -EACCES || err == -ENODEV) {
 		__atomic_store_n(&b->map_err, -ENODEV, __ATOMIC_RELAXED);
 		return -ENODEV;
