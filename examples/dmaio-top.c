@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * dmaio-top: who holds the system's dma-buf memory. Totals per exporter, per process (a shared
- * buffer counted once system-wide, and per process as private/shared and PSS), per buffer name;
- * CMA use; a refreshing view; JSON; a diff against a saved snapshot for leak hunting.
+ * buffer counted once system-wide, and per process as private/shared and PSS), per buffer name,
+ * per cgroup with its memory charge; CMA use; a refreshing view; JSON; a diff against a saved
+ * snapshot for leak hunting.
  * See dmaio-top(1).
  */
 #include <dmaio-account.h>
@@ -79,11 +80,30 @@ static json_t *snapshot_json(const struct opts *o, struct dmaio_snapshot *s,
 	uint64_t bytes = 0, kbytes = 0, nb = 0;
 	uint64_t *pbytes = calloc(in->nprocesses ? in->nprocesses : 1, 4 * sizeof(uint64_t));
 	uint32_t *pcount = calloc(in->nprocesses ? in->nprocesses : 1, sizeof(uint32_t));
+	/* per cgroup: the selected buffers its processes hold, each once (cmark: 1 + the last
+	 * buffer counted), and its processes holding one of them */
+	uint64_t *cbytes = calloc(in->ncgroups ? in->ncgroups : 1, sizeof(uint64_t));
+	uint32_t *cbufs = calloc(in->ncgroups ? in->ncgroups : 1, sizeof(uint32_t));
+	uint32_t *cmark = calloc(in->ncgroups ? in->ncgroups : 1, sizeof(uint32_t));
+	uint32_t *cprocs = calloc(in->ncgroups ? in->ncgroups : 1, sizeof(uint32_t));
+	uint32_t *pcg = calloc(in->nprocesses ? in->nprocesses : 1, sizeof(uint32_t));
+	json_t *cgroups = json_array();
 
-	if (!pbytes || !pcount) {
+	if (!pbytes || !pcount || !cbytes || !cbufs || !cmark || !cprocs || !pcg) {
 		free(pbytes);
 		free(pcount);
+		free(cbytes);
+		free(cbufs);
+		free(cmark);
+		free(cprocs);
+		free(pcg);
 		return NULL;
+	}
+	for (uint32_t i = 0; i < in->nprocesses; i++) {
+		struct dmaio_snapshot_process p = { .struct_size = sizeof(p) };
+
+		dmaio_snapshot_get_process(s, i, &p);
+		pcg[i] = p.cgroup < in->ncgroups ? p.cgroup : 0;
 	}
 	for (uint32_t i = 0; i < in->nbuffers; i++) {
 		struct dmaio_snapshot_buffer b = { .struct_size = sizeof(b) };
@@ -107,6 +127,11 @@ static json_t *snapshot_json(const struct opts *o, struct dmaio_snapshot *s,
 			pbytes[4 * h.process] += b.size;
 			pbytes[4 * h.process + (b.nprocesses > 1 ? 2 : 1)] += b.size;
 			pbytes[4 * h.process + 3] += b.size / b.nprocesses;
+			if (in->ncgroups && cmark[pcg[h.process]] != i + 1) {
+				cmark[pcg[h.process]] = i + 1;
+				cbufs[pcg[h.process]]++;
+				cbytes[pcg[h.process]] += b.size;
+			}
 		}
 		jb = json_pack("{s:I,s:I,s:s,s:s,s:b,s:b,s:o}", "inode", (json_int_t)b.inode, "size",
 			       (json_int_t)b.size, "exporter", b.exporter, "name", b.name, "kernel",
@@ -142,15 +167,44 @@ static json_t *snapshot_json(const struct opts *o, struct dmaio_snapshot *s,
 		if (!pcount[i])
 			continue;
 		dmaio_snapshot_get_process(s, i, &p);
-		json_array_append_new(procs, json_pack("{s:i,s:s,s:i,s:I,s:I,s:I,s:I}", "pid", p.pid,
-						       "comm", p.comm, "buffers", pcount[i], "bytes",
-						       (json_int_t)pbytes[4 * i], "private_bytes",
-						       (json_int_t)pbytes[4 * i + 1], "shared_bytes",
-						       (json_int_t)pbytes[4 * i + 2], "pss_bytes",
-						       (json_int_t)pbytes[4 * i + 3]));
+		struct dmaio_snapshot_cgroup g = { .struct_size = sizeof(g) };
+
+		if (in->ncgroups) {
+			cprocs[pcg[i]]++;
+			dmaio_snapshot_get_cgroup(s, pcg[i], &g);
+		}
+		json_array_append_new(procs, json_pack("{s:i,s:s,s:s,s:i,s:I,s:I,s:I,s:I}", "pid",
+						       p.pid, "comm", p.comm, "cgroup",
+						       g.path ? g.path : "", "buffers", pcount[i],
+						       "bytes", (json_int_t)pbytes[4 * i],
+						       "private_bytes", (json_int_t)pbytes[4 * i + 1],
+						       "shared_bytes", (json_int_t)pbytes[4 * i + 2],
+						       "pss_bytes", (json_int_t)pbytes[4 * i + 3]));
+	}
+	for (uint32_t i = 0; i < in->ncgroups; i++) {
+		struct dmaio_snapshot_cgroup g = { .struct_size = sizeof(g) };
+		bool mem;
+
+		if (!cprocs[i])
+			continue;
+		dmaio_snapshot_get_cgroup(s, i, &g);
+		mem = g.flags & DMAIO_SNAPSHOT_CGROUP_MEMORY;
+		json_array_append_new(cgroups, json_pack("{s:s,s:i,s:i,s:I,s:o,s:o}", "path", g.path,
+							 "processes", cprocs[i], "buffers", cbufs[i],
+							 "bytes", (json_int_t)cbytes[i],
+							 "memory_current", mem ?
+							 json_integer((json_int_t)g.memory_current) :
+							 json_null(), "memory_kernel", mem ?
+							 json_integer((json_int_t)g.memory_kernel) :
+							 json_null()));
 	}
 	free(pbytes);
 	free(pcount);
+	free(cbytes);
+	free(cbufs);
+	free(cmark);
+	free(cprocs);
+	free(pcg);
 	json_t *ea = json_array(), *na = json_array();
 	const char *k;
 	json_t *v;
@@ -182,8 +236,13 @@ static json_t *snapshot_json(const struct opts *o, struct dmaio_snapshot *s,
 	json_object_set_new(root, "cma", json_pack("{s:I,s:I}", "total",
 						   (json_int_t)in->cma_total, "free",
 						   (json_int_t)in->cma_free));
+	json_object_set_new(root, "memcg_accounting",
+			    json_string(in->memcg_accounting == DMAIO_SNAPSHOT_MEMCG_ON ? "on" :
+					in->memcg_accounting == DMAIO_SNAPSHOT_MEMCG_OFF ? "off" :
+					"absent"));
 	json_object_set_new(root, "exporters", ea);
 	json_object_set_new(root, "processes", procs);
+	json_object_set_new(root, "cgroups", cgroups);
 	json_object_set_new(root, "names", na);
 	json_object_set_new(root, "buffers", bufs);
 	return root;
@@ -272,6 +331,31 @@ static void print_text(const struct opts *o, json_t *j)
 		       human(jint(v[i], "shared_bytes"), h3, sizeof(h3)),
 		       human(jint(v[i], "pss_bytes"), h4, sizeof(h4)));
 	free(v);
+
+	v = sorted(json_object_get(j, "cgroups"), &n);
+	printf("\n%-32s %6s %8s %12s %12s %12s\n", "CGROUP", "PROCS", "BUFFERS", "BYTES",
+	       "MEM.CURRENT", "MEM.KERNEL");
+	for (size_t i = 0; v && i < n; i++) {
+		json_t *cur = json_object_get(v[i], "memory_current");
+		const char *path = jstr(v[i], "path");
+		size_t pl = strlen(path);
+
+		printf("%-32s %6" PRIu64 " %8" PRIu64 " %12s %12s %12s\n",
+		       pl > 32 ? path + pl - 32 : pl ? path : "(no cgroup v2)",
+		       jint(v[i], "processes"), jint(v[i], "buffers"),
+		       human(jint(v[i], "bytes"), h1, sizeof(h1)),
+		       json_is_integer(cur) ? human(jint(v[i], "memory_current"), h2, sizeof(h2)) : "-",
+		       json_is_integer(cur) ? human(jint(v[i], "memory_kernel"), h3, sizeof(h3)) : "-");
+	}
+	free(v);
+	if (!strcmp(jstr(j, "memcg_accounting"), "on"))
+		printf("dma-heap memcg accounting on: a system-heap buffer is charged to the "
+		       "MEM.KERNEL of the cgroup that allocated it, whoever holds it now\n");
+	else
+		printf("dma-heap memcg accounting %s: dma-heap buffers are charged to no cgroup%s\n",
+		       jstr(j, "memcg_accounting"),
+		       !strcmp(jstr(j, "memcg_accounting"), "off") ?
+		       " (boot with dma_heap.mem_accounting=1)" : " (Linux 7.0+)");
 
 	v = sorted(json_object_get(j, "names"), &n);
 	printf("\n%-32s %8s %12s\n", "NAME", "BUFFERS", "BYTES");

@@ -102,9 +102,29 @@ struct dmaio_snapshot_info {
 	uint64_t cma_free;       /**< CmaFree of /proc/meminfo, bytes */
 	int64_t time_ns;         /**< CLOCK_REALTIME when the snapshot started */
 	uint64_t duration_ns;    /**< how long it took (CLOCK_MONOTONIC) */
+	uint32_t memcg_accounting; /**< ::dmaio_snapshot_memcg: whether dma-heap allocations are
+				        charged to the allocating process's memory cgroup */
+	uint32_t ncgroups;       /**< cgroups of the holding processes
+				      (dmaio_snapshot_get_cgroup()) */
 };
-/** Size of struct dmaio_snapshot_info in 1.1. */
+/** Smallest struct_size of struct dmaio_snapshot_info (its first 1.1 size, up to duration_ns;
+ *  memcg_accounting and ncgroups are filled when struct_size covers them). */
 #define DMAIO_SIZE_SNAPSHOT_INFO (offsetof(struct dmaio_snapshot_info, duration_ns) + 8)
+
+/** dmaio_snapshot_info.memcg_accounting: the kernel's dma-heap memcg accounting
+ *  (/sys/module/dma_heap/parameters/mem_accounting, Linux 7.0 and later; the boot parameter
+ *  dma_heap.mem_accounting=1). When on, the system heap allocates with __GFP_ACCOUNT: a buffer
+ *  is charged to the memory cgroup of the process that allocated it, in its memory.current and
+ *  the "kernel" line of its memory.stat, and stays charged there whoever holds it later, until
+ *  it is freed. */
+enum dmaio_snapshot_memcg {
+	/** the kernel has no such accounting (before 7.0, or no dma-heaps) */
+	DMAIO_SNAPSHOT_MEMCG_ABSENT = 0,
+	/** it has, switched off (the default): dma-heap memory is charged to no cgroup */
+	DMAIO_SNAPSHOT_MEMCG_OFF = 1,
+	/** switched on */
+	DMAIO_SNAPSHOT_MEMCG_ON = 2
+};
 
 /** dmaio_snapshot_buffer.flags: held by no process descriptor or mapping. */
 #define DMAIO_SNAPSHOT_BUF_KERNEL (1u << 0)
@@ -154,9 +174,38 @@ struct dmaio_snapshot_process {
 	uint64_t private_bytes;  /**< of it, buffers no other process holds */
 	uint64_t shared_bytes;   /**< of it, buffers other processes hold too */
 	uint64_t pss_bytes;      /**< each buffer's size divided by the number of its holders */
+	uint32_t cgroup;         /**< index of its cgroup (dmaio_snapshot_get_cgroup()) */
+	uint32_t pad1;           /**< zero */
 };
-/** Size of struct dmaio_snapshot_process in 1.1. */
+/** Smallest struct_size of struct dmaio_snapshot_process (its first 1.1 size, up to
+ *  pss_bytes; cgroup is filled when struct_size covers it). */
 #define DMAIO_SIZE_SNAPSHOT_PROCESS (offsetof(struct dmaio_snapshot_process, pss_bytes) + 8)
+
+/** dmaio_snapshot_cgroup.flags: memory_current and memory_kernel were read (the cgroup has
+ *  the memory controller, and its files are reachable through a cgroup2 mount of the
+ *  caller's). */
+#define DMAIO_SNAPSHOT_CGROUP_MEMORY (1u << 0)
+
+/** One cgroup (v2) of the processes holding dma-bufs (dmaio_snapshot_get_cgroup(); 1.1 size:
+ *  ::DMAIO_SIZE_SNAPSHOT_CGROUP). Cgroups are sorted by path. What its processes hold is not
+ *  what it is charged: with ::DMAIO_SNAPSHOT_MEMCG_ON a buffer is charged to the cgroup of the
+ *  process that allocated it, which may hold it no more, and a cgroup's "kernel" memory holds
+ *  its slab, stacks and page tables too. */
+struct dmaio_snapshot_cgroup {
+	uint32_t struct_size;    /**< set by the caller: sizeof(struct dmaio_snapshot_cgroup) */
+	uint32_t flags;          /**< DMAIO_SNAPSHOT_CGROUP_* */
+	/** its path in the caller's cgroup namespace ("/" the root), from /proc/PID/cgroup; ""
+	 *  for processes without a cgroup v2 line (a v1-only hierarchy) */
+	const char *path;
+	uint32_t nprocesses;     /**< processes of the snapshot in it */
+	uint32_t nbuffers;       /**< buffers they hold, each once */
+	uint64_t bytes;          /**< the sizes of those buffers, each once */
+	uint64_t memory_current; /**< its memory.current, bytes (with DMAIO_SNAPSHOT_CGROUP_MEMORY) */
+	uint64_t memory_kernel;  /**< the "kernel" line of its memory.stat, bytes (idem): where
+				      dma-heap buffers its processes allocated are charged */
+};
+/** Size of struct dmaio_snapshot_cgroup in 1.1. */
+#define DMAIO_SIZE_SNAPSHOT_CGROUP (offsetof(struct dmaio_snapshot_cgroup, memory_kernel) + 8)
 
 #ifdef __cplusplus
 }
@@ -283,6 +332,22 @@ int dmaio_snapshot_get_buffer(const struct dmaio_snapshot *snap, uint32_t index,
  */
 int dmaio_snapshot_get_process(const struct dmaio_snapshot *snap, uint32_t index,
 			       struct dmaio_snapshot_process *proc);
+
+/**
+ * @brief One cgroup of a snapshot: where its holding processes live, what they hold, and the
+ * cgroup's memory charge (memory.current and memory.stat "kernel", read when the snapshot was
+ * taken). With dma-heap memcg accounting on (dmaio_snapshot_info.memcg_accounting), system-heap
+ * buffers are charged to the cgroup of the process that allocated them.
+ * @param snap the snapshot.
+ * @param index 0 to dmaio_snapshot_info.ncgroups - 1 (dmaio_snapshot_process.cgroup).
+ * @param[out] cgroup filled up to @c cgroup->struct_size.
+ * @return 0.
+ * @retval -EINVAL @p snap or @p cgroup NULL, or @c cgroup->struct_size below
+ *         ::DMAIO_SIZE_SNAPSHOT_CGROUP.
+ * @retval -ERANGE @p index not below the number of cgroups.
+ */
+int dmaio_snapshot_get_cgroup(const struct dmaio_snapshot *snap, uint32_t index,
+			      struct dmaio_snapshot_cgroup *cgroup);
 
 /**
  * @brief One (process, buffer) hold of a snapshot.

@@ -182,7 +182,8 @@ if os.path.exists(top):
         check("top: --json parses", False, "%s; exit %d; %r" % (e, r.returncode, r.stdout[-300:]))
     if doc is not None:
         keys = {"source", "time_ns", "duration_ns", "flags", "reason", "scanned", "hidden",
-                "vanished", "totals", "cma", "exporters", "processes", "names", "buffers"}
+                "vanished", "totals", "cma", "exporters", "processes", "names", "buffers",
+                "cgroups", "memcg_accounting"}
         check("top: --json keys", r.returncode == 0 and keys <= set(doc),
               "missing %s" % sorted(keys - set(doc)))
         bufs = doc.get("buffers", [])
@@ -192,6 +193,14 @@ if os.path.exists(top):
               sum(e["bytes"] for e in doc["exporters"]) == doc["totals"]["bytes"],
               repr(doc["totals"]))
         check("top: at least this process read", doc["scanned"] >= 1, repr(doc["scanned"]))
+        procs, cgs = doc.get("processes", []), doc.get("cgroups", [])
+        check("top: every holding process in one listed cgroup, each cgroup's processes counted",
+              sum(c["processes"] for c in cgs) == len(procs) and
+              all(sum(1 for p in procs if p["cgroup"] == c["path"]) == c["processes"]
+                  for c in cgs) and
+              all(c["bytes"] <= sum(b["size"] for b in bufs) for c in cgs) and
+              doc.get("memcg_accounting") in ("on", "off", "absent"),
+              repr(cgs)[:300])
     saved = os.path.join(tmp, "top.json")
     r = run([top, "--no-maps", "--save", saved])
     check("top: --save", r.returncode == 0 and os.path.exists(saved), "exit %d" % r.returncode)

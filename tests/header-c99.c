@@ -75,7 +75,8 @@ int main(void)
 	if (sizeof(void *) == 8 &&
 	    (DMAIO_SIZE_SNAPSHOT_OPTS != 24 || DMAIO_SIZE_SNAPSHOT_INFO != 88 ||
 	     DMAIO_SIZE_SNAPSHOT_BUFFER != 48 || DMAIO_SIZE_SNAPSHOT_HOLDER != 32 ||
-	     DMAIO_SIZE_SNAPSHOT_PROCESS != 56))
+	     DMAIO_SIZE_SNAPSHOT_PROCESS != 56 || DMAIO_SIZE_SNAPSHOT_CGROUP != 48 ||
+	     sizeof(struct dmaio_snapshot_info) != 96 || sizeof(struct dmaio_snapshot_process) != 64))
 		return 1;
 	if (dmaio_snapshot_get_info(NULL, NULL) != -22 || dmaio_snapshot_find_buffer(NULL, 1) != -22)
 		return 1;

@@ -993,6 +993,297 @@ static void test_reader(void **state)
 	assert_int_equal(test_count_fds(), fds0);
 }
 
+/* ---- memcg: the holders' cgroups, and the charge of dma_heap.mem_accounting ---- */
+
+#define CG_A "dmaio-acct-a"
+#define CG_B "dmaio-acct-b"
+
+static char cg_mnt[256];
+
+/* the first cgroup2 mount, or mount one on /sys/fs/cgroup; 0 or -errno */
+static int cg_mount(void)
+{
+	char line[1024], mnt[256], type[64];
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %255s %63s", mnt, type) == 2 && !strcmp(type, "cgroup2")) {
+			snprintf(cg_mnt, sizeof(cg_mnt), "%s", mnt);
+			fclose(f);
+			return 0;
+		}
+	if (f)
+		fclose(f);
+	snprintf(cg_mnt, sizeof(cg_mnt), "/sys/fs/cgroup");
+	mkdir(cg_mnt, 0755);
+	return mount("cgroup2", cg_mnt, "cgroup2", 0, NULL) ? -errno : 0;
+}
+
+static int cg_write(const char *cg, const char *file, const char *v)
+{
+	char p[512];
+	int fd, r = 0;
+
+	snprintf(p, sizeof(p), "%s/%s%s%s", cg_mnt, cg, *cg ? "/" : "", file);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* memory.current (key NULL) or a memory.stat line of a cgroup, bytes */
+static uint64_t cg_read(const char *cg, const char *key)
+{
+	char p[512], line[256];
+	unsigned long long v = 0;
+	size_t kl = key ? strlen(key) : 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s/%s", cg_mnt, cg, key ? "memory.stat" : "memory.current");
+	f = fopen(p, "re");
+	if (!f)
+		fail_msg("%s: %s", p, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (!key ? sscanf(line, "%llu", &v) == 1 :
+		    !strncmp(line, key, kl) && line[kl] == ' ' && sscanf(line + kl, "%llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* the cgroup of the snapshot's process pid */
+static void snap_cgroup_of(struct dmaio_snapshot *s, pid_t pid, struct dmaio_snapshot_cgroup *g)
+{
+	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+
+	assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+	for (uint32_t i = 0; i < in.nprocesses; i++) {
+		struct dmaio_snapshot_process p = { .struct_size = sizeof(p) };
+
+		assert_int_equal(dmaio_snapshot_get_process(s, i, &p), 0);
+		if (p.pid != pid)
+			continue;
+		assert_true(p.cgroup < in.ncgroups);
+		assert_int_equal(dmaio_snapshot_get_cgroup(s, p.cgroup, g), 0);
+		return;
+	}
+	fail_msg("pid %d: not in the snapshot", (int)pid);
+}
+
+struct memcg_kid {
+	const char *cg;
+	int sock;
+};
+
+/* A: in cgroup a, allocates K (4 MiB, kept) and G (48 MiB), gives G to B and closes it */
+static void kid_memcg_a(int rep, void *arg)
+{
+	struct memcg_kid *m = arg;
+	char pid[16];
+	int k, g, r;
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	r = cg_write(m->cg, "cgroup.procs", pid);
+	if (r)
+		kid_fail(rep, "join cgroup a", r);
+	k = heap_buf("system", 4 * MiB, "memcg-kept");
+	if (k < 0)
+		kid_fail(rep, "alloc K", k);
+	kid_report(rep, ino_of(k)); /* the parent reads the charge of K alone */
+	{
+		char c;
+
+		if (read(m->sock, &c, 1) != 1)
+			kid_fail(rep, "wait", errno);
+	}
+	g = heap_buf("system", 48 * MiB, "memcg-given");
+	if (g < 0)
+		kid_fail(rep, "alloc G", g);
+	r = send_fd(m->sock, g);
+	if (r)
+		kid_fail(rep, "send G", r);
+	kid_report(rep, ino_of(g));
+	close(g);
+}
+
+/* B: in cgroup b, receives G */
+static void kid_memcg_b(int rep, void *arg)
+{
+	struct memcg_kid *m = arg;
+	char pid[16];
+	int g, r;
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	r = cg_write(m->cg, "cgroup.procs", pid);
+	if (r)
+		kid_fail(rep, "join cgroup b", r);
+	kid_report(rep, 1); /* joined */
+	g = recv_fd(m->sock);
+	if (g < 0)
+		kid_fail(rep, "recv G", g);
+	kid_report(rep, ino_of(g));
+}
+
+/* The kernel's switch, as the snapshot must report it: -1 absent, 0 off, 1 on. */
+static int memcg_param(void)
+{
+	char v[8] = "";
+	int fd = open("/sys/module/dma_heap/parameters/mem_accounting", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, v, sizeof(v) - 1);
+	close(fd);
+	return n > 0 && (v[0] == 'Y' || v[0] == '1');
+}
+
+/* the boot asked for the accounting: then it must be there and work */
+static bool memcg_expected(void)
+{
+	char cmd[4096] = "";
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, cmd, sizeof(cmd) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 && strstr(cmd, "dma_heap.mem_accounting=1");
+}
+
+/*
+ * With dma_heap.mem_accounting=1: process A in cgroup a allocates K (4 MiB, kept) and G
+ * (48 MiB), gives G to process B in cgroup b through SCM_RIGHTS and closes its own. The
+ * snapshot puts A in a holding K, B in b holding G (bytes exact), and reads each cgroup's
+ * memory.current and "kernel" as the files say; the charge of G stays with a (its "kernel"
+ * grew by at least 48 MiB when G was made, b's did not), and leaves a when B lets G go.
+ * Every kernel: the snapshot reports the switch as /sys/module/dma_heap says.
+ */
+static void test_memcg(void **state)
+{
+	struct dmaio_snapshot_cgroup ga = { .struct_size = sizeof(ga) }, gb = ga;
+	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+	struct memcg_kid ma = { .cg = CG_A }, mb = { .cg = CG_B };
+	struct dmaio_snapshot *s;
+	struct kid a, b;
+	int param = memcg_param(), sk[2], r;
+	uint64_t ka0, kb0, ka1, ka2, kb2, ka3, ino_g;
+	(void)state;
+
+	s = take(DMAIO_SNAPSHOT_PROC, 0, NULL);
+	assert_int_equal(dmaio_snapshot_get_info(s, &in), 0);
+	assert_int_equal(in.memcg_accounting, param < 0 ? DMAIO_SNAPSHOT_MEMCG_ABSENT :
+			 param ? DMAIO_SNAPSHOT_MEMCG_ON : DMAIO_SNAPSHOT_MEMCG_OFF);
+	dmaio_snapshot_free(s);
+	if (param != 1) {
+		if (memcg_expected())
+			fail_msg("booted with dma_heap.mem_accounting=1, and the kernel says %s",
+				 param < 0 ? "it has no such parameter" : "it is off");
+		print_message("SKIP: dma-heap memcg accounting is %s\n", param < 0 ? "absent" : "off");
+		skip();
+	}
+	if (geteuid() != 0) {
+		print_message("SKIP: making cgroups needs root\n");
+		skip();
+	}
+	r = cg_mount();
+	if (r)
+		fail_msg("no cgroup2 mount, and mounting one failed: %s", strerror(-r));
+	r = cg_write("", "cgroup.subtree_control", "+memory");
+	if (r)
+		fail_msg("%s/cgroup.subtree_control +memory: %s", cg_mnt, strerror(-r));
+	for (int i = 0; i < 2; i++) {
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/%s", cg_mnt, i ? CG_B : CG_A);
+		rmdir(p);
+		if (mkdir(p, 0755))
+			fail_msg("mkdir %s: %s", p, strerror(errno));
+	}
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk), 0);
+	ma.sock = sk[0];
+	mb.sock = sk[1];
+	/* A first: B, started later, holds A's pipe ends, so B is stopped first (kid_stop) */
+	ka0 = cg_read(CG_A, "kernel");
+	kid_start(&a, kid_memcg_a, &ma);
+	kid_read(&a); /* K made */
+	ka1 = cg_read(CG_A, "kernel");
+	kb0 = cg_read(CG_B, "kernel");
+	kid_start(&b, kid_memcg_b, &mb);
+	kid_read(&b);
+	if (ka1 - ka0 < 4 * MiB)
+		fail_msg("cgroup a's kernel memory grew by %llu bytes for a 4 MiB system-heap buffer",
+			 (unsigned long long)(ka1 - ka0));
+	assert_int_equal(write(sk[1], "g", 1), 1); /* A: make G and give it */
+	ino_g = kid_read(&a);
+	assert_int_equal(kid_read(&b), ino_g);
+	ka2 = cg_read(CG_A, "kernel");
+	kb2 = cg_read(CG_B, "kernel");
+	if (ka2 - ka1 < 48 * MiB || ka2 - ka1 > 52 * MiB)
+		fail_msg("cgroup a's kernel memory grew by %llu bytes for a 48 MiB buffer it made",
+			 (unsigned long long)(ka2 - ka1));
+	if (kb2 > kb0 + 4 * MiB)
+		fail_msg("cgroup b's kernel memory grew by %llu bytes: charged for a buffer it "
+			 "only received", (unsigned long long)(kb2 - kb0));
+
+	s = take(DMAIO_SNAPSHOT_PROC, 0, NULL);
+	snap_cgroup_of(s, a.pid, &ga);
+	snap_cgroup_of(s, b.pid, &gb);
+	assert_string_equal(ga.path, "/" CG_A);
+	assert_string_equal(gb.path, "/" CG_B);
+	/* what the processes hold: each exact */
+	assert_int_equal(ga.nprocesses, 1);
+	assert_int_equal(ga.nbuffers, 1);
+	assert_int_equal(ga.bytes, 4 * MiB);
+	assert_int_equal(gb.nprocesses, 1);
+	assert_int_equal(gb.nbuffers, 1);
+	assert_int_equal(gb.bytes, 48 * MiB);
+	/* what they are charged: the files' values (kernel memory moves a little by itself) */
+	assert_true(ga.flags & DMAIO_SNAPSHOT_CGROUP_MEMORY);
+	assert_true(gb.flags & DMAIO_SNAPSHOT_CGROUP_MEMORY);
+	if (ga.memory_kernel < ka0 + 52 * MiB || ga.memory_kernel > ka2 + 2 * MiB)
+		fail_msg("snapshot: cgroup a kernel %llu, the file said %llu (before K and G: %llu)",
+			 (unsigned long long)ga.memory_kernel, (unsigned long long)ka2,
+			 (unsigned long long)ka0);
+	if (gb.memory_kernel > kb2 + 2 * MiB || gb.memory_kernel + 2 * MiB < kb2)
+		fail_msg("snapshot: cgroup b kernel %llu, the file said %llu",
+			 (unsigned long long)gb.memory_kernel, (unsigned long long)kb2);
+	print_message("memcg: a (made K 4 MiB and G 48 MiB, holds K): kernel +%llu KiB, snapshot "
+		      "holds %llu KiB, kernel %llu KiB; b (holds G): kernel %+lld KiB, snapshot "
+		      "holds %llu KiB, kernel %llu KiB\n", (unsigned long long)(ka2 - ka0) >> 10,
+		      (unsigned long long)ga.bytes >> 10, (unsigned long long)ga.memory_kernel >> 10,
+		      ((long long)kb2 - (long long)kb0) / 1024, (unsigned long long)gb.bytes >> 10,
+		      (unsigned long long)gb.memory_kernel >> 10);
+	assert_true(ga.memory_current >= ga.memory_kernel);
+	assert_true(gb.memory_current >= gb.memory_kernel);
+	dmaio_snapshot_free(s);
+
+	/* B lets G go: its charge leaves a */
+	kid_stop(&b);
+	ka3 = cg_read(CG_A, "kernel");
+	if (ka2 - ka3 < 46 * MiB)
+		fail_msg("cgroup a's kernel memory fell by %lld bytes when the 48 MiB buffer it made "
+			 "was freed", (long long)(ka2 - ka3));
+	s = take(DMAIO_SNAPSHOT_PROC, 0, NULL);
+	snap_cgroup_of(s, a.pid, &ga);
+	assert_int_equal(ga.bytes, 4 * MiB);
+	assert_true(ga.memory_kernel < ka0 + 8 * MiB);
+	print_message("memcg: G freed: a's kernel -%llu KiB\n", (unsigned long long)(ka2 - ka3) >> 10);
+	dmaio_snapshot_free(s);
+	kid_stop(&a);
+	close(sk[0]);
+	close(sk[1]);
+	for (int i = 0; i < 2; i++) {
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/%s", cg_mnt, i ? CG_B : CG_A);
+		if (rmdir(p))
+			fail_msg("rmdir %s: %s", p, strerror(errno));
+	}
+}
+
 /* ---- arguments: each refusal its own errno ---- */
 
 static void test_args_contract(void **state)
@@ -1038,6 +1329,13 @@ static void test_args_contract(void **state)
 	struct dmaio_snapshot_holder h = { .struct_size = sizeof(h) };
 
 	assert_int_equal(dmaio_snapshot_get_holder(s, in.nholders, &h), -ERANGE);
+	struct dmaio_snapshot_cgroup g = { .struct_size = sizeof(g) };
+
+	assert_int_equal(dmaio_snapshot_get_cgroup(s, in.ncgroups, &g), -ERANGE);
+	assert_int_equal(dmaio_snapshot_get_cgroup(NULL, 0, &g), -EINVAL);
+	g.struct_size = 4;
+	assert_int_equal(dmaio_snapshot_get_cgroup(s, 0, &g), -EINVAL);
+	assert_true(in.memcg_accounting <= DMAIO_SNAPSHOT_MEMCG_ON);
 	assert_int_equal(dmaio_snapshot_find_buffer(NULL, 1), -EINVAL);
 	dmaio_snapshot_free(s);
 	dmaio_snapshot_free(NULL);
@@ -1098,6 +1396,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bpf),
 		cmocka_unit_test(test_bpf_vivid),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_memcg),
 	};
 
 	test_parse_args(argc, argv, &args, "system");

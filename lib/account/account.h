@@ -35,6 +35,7 @@ struct acct_ref {
 struct acct_proc {
 	int32_t pid;
 	char *comm;              /* malloc'd */
+	char *cgroup;            /* malloc'd: its cgroup v2 path, "" when it has none */
 };
 
 struct acct_raw {
@@ -53,7 +54,7 @@ int acct_add_buf(struct acct_raw *raw, uint64_t ino, uint64_t size, const char *
 		 const char *name, uint32_t flags);
 int acct_add_ref(struct acct_raw *raw, int32_t pid, uint64_t ino, uint32_t fds, uint32_t maps,
 		 uint64_t mapped_bytes);
-int acct_add_proc(struct acct_raw *raw, int32_t pid, const char *comm);
+int acct_add_proc(struct acct_raw *raw, int32_t pid, const char *comm, const char *cgroup);
 void acct_raw_free(struct acct_raw *raw);
 
 /* The /proc source: every process's (or one pid's) dma-buf descriptors and mappings. The

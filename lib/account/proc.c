@@ -393,10 +393,32 @@ static int is_kthread(int pd)
 	return r;
 }
 
+/* The cgroup v2 path of a process that holds something ("0::/path" of /proc/PID/cgroup,
+ * relative to the caller's cgroup namespace): malloc'd, or NULL (no v2 line, exited, out of
+ * memory: the process is then counted in the cgroup ""). Read through the process's directory
+ * descriptor, as everything else of it. */
+static char *read_cgroup(int pd)
+{
+	char *t, *line, *out = NULL;
+
+	if (read_at(pd, "cgroup", &t, NULL))
+		return NULL;
+	for (line = t; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (strncmp(line, "0::", 3) == 0) {
+			size_t n = strcspn(line + 3, "\n");
+
+			out = strndup(line + 3, n);
+			break;
+		}
+	}
+	free(t);
+	return out;
+}
+
 /* Read one process: 0 (read, or a kernel thread), 1 vanished, 2 denied, < 0 a failure. */
 static int scan_pid(struct scan *s, int32_t pid)
 {
-	char name[16], *comm = NULL;
+	char name[16], *comm = NULL, *cgroup;
 	struct acct_raw mine = { 0 };
 	int pd, r;
 
@@ -415,9 +437,11 @@ static int scan_pid(struct scan *s, int32_t pid)
 		r = scan_fds(s, pd, pid, &mine);
 	if (!r && !(s->flags & DMAIO_SNAPSHOT_NO_MAPS))
 		r = scan_maps(s, pd, pid, &mine);
+	cgroup = !r && mine.nrefs ? read_cgroup(pd) : NULL;
 	close(pd);
 	if (r) {
 		free(comm);
+		free(cgroup);
 		acct_raw_free(&mine);
 		if (is_vanished(r))
 			return 1;
@@ -426,8 +450,9 @@ static int scan_pid(struct scan *s, int32_t pid)
 		return r;
 	}
 	comm[strcspn(comm, "\n")] = 0;
-	r = acct_add_proc(s->raw, pid, comm);
+	r = acct_add_proc(s->raw, pid, comm, cgroup ? cgroup : "");
 	free(comm);
+	free(cgroup);
 	for (size_t i = 0; !r && i < mine.nbufs; i++) {
 		struct acct_buf *b = &mine.bufs[i];
 

@@ -6,9 +6,20 @@
  */
 #include "account.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+/* one cgroup of the holding processes */
+struct snap_cgroup {
+	char *path;
+	uint32_t flags;             /* DMAIO_SNAPSHOT_CGROUP_* */
+	uint32_t nprocs, nbufs;
+	uint64_t bytes, current, kernel;
+	uint32_t last_buf;          /* the merge's marker: 1 + the last buffer counted */
+};
 
 struct dmaio_snapshot {
 	struct dmaio_snapshot_info info;
@@ -19,6 +30,8 @@ struct dmaio_snapshot {
 	struct dmaio_snapshot_process *procs;
 	char **comms;
 	size_t nprocs;
+	struct snap_cgroup *cgroups;
+	size_t ncgroups;
 };
 
 static int grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -74,13 +87,21 @@ int acct_add_ref(struct acct_raw *raw, int32_t pid, uint64_t ino, uint32_t fds, 
 	return 0;
 }
 
-int acct_add_proc(struct acct_raw *raw, int32_t pid, const char *comm)
+int acct_add_proc(struct acct_raw *raw, int32_t pid, const char *comm, const char *cgroup)
 {
+	struct acct_proc *p;
+
 	if (grow((void **)&raw->procs, &raw->cap_procs, raw->nprocs, sizeof(*raw->procs)))
 		return -ENOMEM;
-	if (dup_str(comm ? comm : "", &raw->procs[raw->nprocs].comm))
+	p = &raw->procs[raw->nprocs];
+	if (dup_str(comm ? comm : "", &p->comm))
 		return -ENOMEM;
-	raw->procs[raw->nprocs++].pid = pid;
+	if (dup_str(cgroup ? cgroup : "", &p->cgroup)) {
+		free(p->comm);
+		return -ENOMEM;
+	}
+	p->pid = pid;
+	raw->nprocs++;
 	return 0;
 }
 
@@ -90,8 +111,10 @@ void acct_raw_free(struct acct_raw *raw)
 		free(raw->bufs[i].exporter);
 		free(raw->bufs[i].name);
 	}
-	for (size_t i = 0; i < raw->nprocs; i++)
+	for (size_t i = 0; i < raw->nprocs; i++) {
 		free(raw->procs[i].comm);
+		free(raw->procs[i].cgroup);
+	}
 	free(raw->bufs);
 	free(raw->refs);
 	free(raw->procs);
@@ -141,6 +164,68 @@ static int cmp_snap_proc(const void *a, const void *b)
 	return x->pid == y->pid ? 0 : x->pid < y->pid ? -1 : 1;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_cgroup(const void *a, const void *b)
+{
+	return strcmp(((const struct snap_cgroup *)a)->path, ((const struct snap_cgroup *)b)->path);
+}
+
+/* The cgroups of the snapshot's processes (paths[i]: process i's, moved from raw): one each,
+ * sorted by path; each process gets its index, each cgroup its processes and the buffers they
+ * hold, each buffer once. */
+static int merge_cgroups(struct dmaio_snapshot *s, char **paths)
+{
+	char **sorted = malloc((s->nprocs ? s->nprocs : 1) * sizeof(*sorted));
+	size_t n = 0;
+
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, paths, s->nprocs * sizeof(*sorted));
+	if (s->nprocs)
+		qsort(sorted, s->nprocs, sizeof(*sorted), cmp_str);
+	s->cgroups = calloc(s->nprocs ? s->nprocs : 1, sizeof(*s->cgroups));
+	if (!s->cgroups) {
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (n && !strcmp(s->cgroups[n - 1].path, sorted[i]))
+			continue;
+		s->cgroups[n].path = strdup(sorted[i]);
+		if (!s->cgroups[n].path) {
+			free(sorted);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	s->ncgroups = n;
+	free(sorted);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct snap_cgroup key = { .path = paths[i] };
+		struct snap_cgroup *c = bsearch(&key, s->cgroups, s->ncgroups, sizeof(*s->cgroups),
+						cmp_cgroup);
+
+		s->procs[i].cgroup = (uint32_t)(c - s->cgroups);
+		c->nprocs++;
+	}
+	/* holders are sorted by buffer: a cgroup counts a buffer at its first holder in it */
+	for (size_t i = 0; i < s->nholders; i++) {
+		const struct acct_ref *r = &s->holders[i];
+		struct snap_cgroup *c = &s->cgroups[s->procs[r->process].cgroup];
+
+		if (c->last_buf == r->buffer + 1)
+			continue;
+		c->last_buf = r->buffer + 1;
+		c->nbufs++;
+		c->bytes += s->bufs[r->buffer].size;
+	}
+	return 0;
+}
+
 static const struct acct_buf *find_buf(const struct acct_buf *v, size_t n, uint64_t ino)
 {
 	size_t lo = 0, hi = n;
@@ -159,6 +244,7 @@ static const struct acct_buf *find_buf(const struct acct_buf *v, size_t n, uint6
 /* Make the raw records a snapshot; raw's memory moves into it. */
 static int merge(struct acct_raw *raw, struct dmaio_snapshot *s)
 {
+	char **cgroup_of;
 	size_t n = 0;
 
 	/* buffers: one per inode, the best record kept */
@@ -214,8 +300,10 @@ static int merge(struct acct_raw *raw, struct dmaio_snapshot *s)
 			pids[n++] = pids[i];
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
 	s->comms = calloc(n ? n : 1, sizeof(*s->comms));
-	if (!s->procs || !s->comms) {
+	cgroup_of = calloc(n ? n : 1, sizeof(*cgroup_of));
+	if (!s->procs || !s->comms || !cgroup_of) {
 		free(pids);
+		free(cgroup_of);
 		return -ENOMEM;
 	}
 	s->nprocs = n;
@@ -227,15 +315,19 @@ static int merge(struct acct_raw *raw, struct dmaio_snapshot *s)
 					      cmp_proc);
 
 		s->procs[i].pid = pids[i];
+		cgroup_of[i] = p ? p->cgroup : NULL;
 		if (p) {
 			s->comms[i] = p->comm;
 			p->comm = NULL;
 		}
+		if (!cgroup_of[i])
+			cgroup_of[i] = ""; /* a hold without the process's record: cannot happen */
 	}
 	free(pids);
 
 	/* links and totals */
 	size_t b = 0;
+	int err;
 
 	for (size_t i = 0; i < s->nholders; i++) {
 		struct acct_ref *r = &s->holders[i];
@@ -278,7 +370,10 @@ static int merge(struct acct_raw *raw, struct dmaio_snapshot *s)
 	s->info.scanned = raw->scanned;
 	s->info.hidden = raw->hidden;
 	s->info.vanished = raw->vanished;
-	return 0;
+	err = merge_cgroups(s, cgroup_of);
+	free(cgroup_of);
+	s->info.ncgroups = (uint32_t)s->ncgroups;
+	return err;
 }
 
 /* CmaTotal / CmaFree of meminfo, bytes (0 without CMA) */
@@ -302,6 +397,143 @@ static void read_cma(const char *proc_root, struct dmaio_snapshot_info *info)
 	fclose(f);
 }
 
+/* mountinfo's octal escapes (\040 a space, \011, \012, \134), undone in place */
+static void unescape(char *t)
+{
+	char *o = t;
+
+	for (; *t; t++) {
+		if (t[0] == '\\' && t[1] >= '0' && t[1] <= '3' && t[2] >= '0' && t[2] <= '7' &&
+		    t[3] >= '0' && t[3] <= '7') {
+			*o++ = (char)((t[1] - '0') * 64 + (t[2] - '0') * 8 + (t[3] - '0'));
+			t += 3;
+		} else {
+			*o++ = *t;
+		}
+	}
+	*o = 0;
+}
+
+/* The caller's first cgroup2 mount (<proc>/self/mountinfo): its mount point and the cgroup
+ * path it shows (its root), or -ENOENT. */
+static int find_cgroup2(const char *proc_root, char *mnt, size_t mnt_n, char *root,
+			size_t root_n)
+{
+	char path[512], *line = NULL;
+	size_t cap = 0;
+	int r = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/self/mountinfo", proc_root ? proc_root : "/proc");
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	while (r && getline(&line, &cap, f) > 0) {
+		char *sep = strstr(line, " - "), *fields[5], *save = NULL, *t = line;
+		int k = 0;
+
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		*sep = 0;
+		while (k < 5 && (fields[k] = strtok_r(t, " ", &save)))
+			t = NULL, k++;
+		if (k < 5)
+			continue;
+		unescape(fields[3]);
+		unescape(fields[4]);
+		if (strlen(fields[4]) < mnt_n && strlen(fields[3]) < root_n) {
+			snprintf(mnt, mnt_n, "%s", fields[4]);
+			snprintf(root, root_n, "%s", fields[3]);
+			r = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
+
+/* One number of a cgroup file: the whole file (key NULL), or the value of its line "key N". */
+static int read_cgroup_value(int dirfd, const char *file, const char *key, uint64_t *v)
+{
+	char buf[8192];
+	size_t n = 0, klen = key ? strlen(key) : 0;
+	int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -errno;
+	while (n < sizeof(buf) - 1 && (got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	buf[n] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long x;
+
+		if (key && (strncmp(l, key, klen) || l[klen] != ' '))
+			continue;
+		if (sscanf(key ? l + klen : l, " %llu", &x) != 1)
+			return -EBADMSG;
+		*v = x;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* memory.current and memory.stat "kernel" of each cgroup, through the caller's cgroup2 mount
+ * (paths of /proc/PID/cgroup are relative to the caller's cgroup namespace, as is the root a
+ * mount shows); cgroups without the memory controller (the root has no memory.current) are
+ * left without DMAIO_SNAPSHOT_CGROUP_MEMORY. */
+static void read_cgroup_memory(const char *proc_root, struct dmaio_snapshot *s)
+{
+	char mnt[512], root[512];
+	size_t rootlen;
+	int mfd;
+
+	if (!s->ncgroups || find_cgroup2(proc_root, mnt, sizeof(mnt), root, sizeof(root)))
+		return;
+	mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return;
+	rootlen = strcmp(root, "/") ? strlen(root) : 0;
+	for (size_t i = 0; i < s->ncgroups; i++) {
+		struct snap_cgroup *c = &s->cgroups[i];
+		const char *rel = c->path + rootlen;
+		int dfd;
+
+		if (c->path[0] != '/' || strncmp(c->path, root, rootlen) ||
+		    (*rel && *rel != '/'))
+			continue;
+		while (*rel == '/')
+			rel++;
+		dfd = *rel ? openat(mfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : dup(mfd);
+		if (dfd < 0)
+			continue;
+		if (!read_cgroup_value(dfd, "memory.current", NULL, &c->current) &&
+		    !read_cgroup_value(dfd, "memory.stat", "kernel", &c->kernel))
+			c->flags |= DMAIO_SNAPSHOT_CGROUP_MEMORY;
+		else
+			c->current = c->kernel = 0;
+		close(dfd);
+	}
+	close(mfd);
+}
+
+/* /sys/module/dma_heap/parameters/mem_accounting: Y, N, or not there */
+static uint32_t read_memcg_accounting(void)
+{
+	char v[8] = "";
+	int fd = open("/sys/module/dma_heap/parameters/mem_accounting", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return DMAIO_SNAPSHOT_MEMCG_ABSENT;
+	n = read(fd, v, sizeof(v) - 1);
+	close(fd);
+	if (n <= 0)
+		return DMAIO_SNAPSHOT_MEMCG_ABSENT;
+	return v[0] == 'Y' || v[0] == '1' ? DMAIO_SNAPSHOT_MEMCG_ON : DMAIO_SNAPSHOT_MEMCG_OFF;
+}
+
 static int64_t now_ns(clockid_t c)
 {
 	struct timespec ts;
@@ -320,6 +552,9 @@ DMAIO_EXPORT void dmaio_snapshot_free(struct dmaio_snapshot *snap)
 	}
 	for (size_t i = 0; i < snap->nprocs; i++)
 		free(snap->comms[i]);
+	for (size_t i = 0; i < snap->ncgroups; i++)
+		free(snap->cgroups[i].path);
+	free(snap->cgroups);
 	free(snap->bufs);
 	free(snap->holders);
 	free(snap->procs);
@@ -444,6 +679,8 @@ DMAIO_EXPORT int dmaio_snapshot_reader_take(struct dmaio_snapshot_reader *rd,
 		goto fail;
 	acct_raw_free(&raw);
 	read_cma(rd->o.proc_root, &s->info);
+	read_cgroup_memory(rd->o.proc_root, s);
+	s->info.memcg_accounting = read_memcg_accounting();
 	s->info.duration_ns = (uint64_t)(now_ns(CLOCK_MONOTONIC) - t0);
 	*snap = s;
 	return 0;
@@ -514,6 +751,28 @@ DMAIO_EXPORT int dmaio_snapshot_get_process(const struct dmaio_snapshot *snap, u
 	p.struct_size = sizeof(p);
 	p.comm = snap->comms[index] ? snap->comms[index] : "";
 	dmaio_abi_copy_out(proc, &p, sizeof(p));
+	return 0;
+}
+
+DMAIO_EXPORT int dmaio_snapshot_get_cgroup(const struct dmaio_snapshot *snap, uint32_t index,
+					   struct dmaio_snapshot_cgroup *cgroup)
+{
+	struct dmaio_snapshot_cgroup g = { .struct_size = sizeof(g) };
+	const struct snap_cgroup *c;
+
+	if (!snap || dmaio_abi_check_out(cgroup, DMAIO_SIZE_SNAPSHOT_CGROUP))
+		return -EINVAL;
+	if (index >= snap->ncgroups)
+		return -ERANGE;
+	c = &snap->cgroups[index];
+	g.flags = c->flags;
+	g.path = c->path;
+	g.nprocesses = c->nprocs;
+	g.nbuffers = c->nbufs;
+	g.bytes = c->bytes;
+	g.memory_current = c->current;
+	g.memory_kernel = c->kernel;
+	dmaio_abi_copy_out(cgroup, &g, sizeof(g));
 	return 0;
 }
 
