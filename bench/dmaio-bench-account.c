@@ -8,7 +8,8 @@
  *                       [--size BYTES] [--alloc-seconds S] [--json]
  *
  * Each count: P child processes (more where each would hold over 4000) hold N buffers between them (named, 4 KiB each by default);
- * for each source (proc, proc without maps, bpf where it works) R snapshots, the median and
+ * for each source (proc, proc without maps, bpf where it works: a program loaded per snapshot,
+ * and bpf-reader: one reader, the program loaded once, as dmaio-top -d does) R snapshots, the median and
  * min/max of wall time and of CPU time (user + system of this process) per snapshot, and the
  * buffers seen (must be >= N). Then a child allocates and frees one buffer at a time for S
  * seconds alone, and again while this process takes snapshots without pause (per source): the
@@ -138,13 +139,18 @@ static double median(double *v, int n)
 struct source {
 	const char *name;
 	uint32_t source, flags;
+	bool reader;   /* snapshots through one reader (the BPF program loaded once, as dmaio-top -d) */
 };
 
 static const struct source sources[] = {
-	{ "proc", DMAIO_SNAPSHOT_PROC, 0 },
-	{ "proc-no-maps", DMAIO_SNAPSHOT_PROC, DMAIO_SNAPSHOT_NO_MAPS },
-	{ "bpf", DMAIO_SNAPSHOT_BPF, 0 },
+	{ "proc", DMAIO_SNAPSHOT_PROC, 0, false },
+	{ "proc-no-maps", DMAIO_SNAPSHOT_PROC, DMAIO_SNAPSHOT_NO_MAPS, false },
+	{ "bpf", DMAIO_SNAPSHOT_BPF, 0, false },
+	{ "bpf-reader", DMAIO_SNAPSHOT_BPF, 0, true },
 };
+
+/* the reader of a source with .reader, made at its first snapshot, kept to the end */
+static struct dmaio_snapshot_reader *readers[sizeof(sources) / sizeof(sources[0])];
 
 static int snap(const struct source *s, uint32_t *nbufs, char *why_out, size_t why_len)
 {
@@ -152,8 +158,17 @@ static int snap(const struct source *s, uint32_t *nbufs, char *why_out, size_t w
 					 .flags = s->flags };
 	struct dmaio_reason why = { .struct_size = sizeof(why) };
 	struct dmaio_snapshot_info in = { .struct_size = sizeof(in) };
+	struct dmaio_snapshot_reader **rd = &readers[s - sources];
 	struct dmaio_snapshot *sn;
-	int r = dmaio_snapshot_new(&o, &sn, &why);
+	int r;
+
+	if (s->reader) {
+		r = *rd ? 0 : dmaio_snapshot_reader_new(&o, rd, &why);
+		if (!r)
+			r = dmaio_snapshot_reader_take(*rd, &sn, &why);
+	} else {
+		r = dmaio_snapshot_new(&o, &sn, &why);
+	}
 
 	if (r) {
 		snprintf(why_out, why_len, "%s", why.text);
@@ -355,5 +370,7 @@ int main(int argc, char **argv)
 	}
 	if (json)
 		printf("}}\n");
+	for (unsigned s = 0; s < sizeof(sources) / sizeof(sources[0]); s++)
+		dmaio_snapshot_reader_free(readers[s]);
 	return 0;
 }
