@@ -61,149 +61,6 @@ enum {
 	PROP_STATS,
 };
 
-/* The library context, shared by the sink and the buffer pools it proposes upstream: a pool
- * (and its buffers) may outlive the sink's stop, so the last of them frees the context. */
-struct ctx_ref {
-	gint refs;
-	struct dmaio_ctx *ctx;
-};
-
-static struct ctx_ref *ctx_ref_get(struct ctx_ref *r)
-{
-	g_atomic_int_inc(&r->refs);
-	return r;
-}
-
-static void ctx_ref_put(struct ctx_ref *r)
-{
-	if (r && g_atomic_int_dec_and_test(&r->refs)) {
-		dmaio_ctx_free(r->ctx);
-		g_free(r);
-	}
-}
-
-/* A memory of a proposed pool's buffer: its libdmaio buffer, found by the sink through the
- * memory's qdata and written from directly (no import, no copy). */
-struct pool_mem {
-	struct dmaio_buf *buf;
-	struct ctx_ref *ref;
-};
-
-static GQuark pool_mem_quark(void)
-{
-	static GQuark q;
-
-	if (!q)
-		q = g_quark_from_static_string("dmaiosink-pool-mem");
-	return q;
-}
-
-static void pool_mem_free(gpointer p)
-{
-	struct pool_mem *pm = p;
-
-	dmaio_buf_free(pm->buf);
-	ctx_ref_put(pm->ref);
-	g_free(pm);
-}
-
-/* The pool dmaiosink proposes upstream (allocation query): buffers of libdmaio's providers in
- * the order it prefers (a dma-buf heap, udmabuf, a memfd where there is none), each one
- * memory in GStreamer's default layout for the caps, so a source renders its frames straight
- * into memory the sink writes with O_DIRECT. */
-#define GST_TYPE_DMAIO_SINK_POOL (gst_dmaio_sink_pool_get_type())
-G_DECLARE_FINAL_TYPE(GstDmaioSinkPool, gst_dmaio_sink_pool, GST, DMAIO_SINK_POOL, GstBufferPool)
-
-struct _GstDmaioSinkPool {
-	GstBufferPool parent;
-	struct ctx_ref *ref;
-	GstAllocator *dmabuf_alloc, *fd_alloc;
-	guint size;
-};
-
-G_DEFINE_TYPE(GstDmaioSinkPool, gst_dmaio_sink_pool, GST_TYPE_BUFFER_POOL)
-
-static gboolean pool_set_config(GstBufferPool *bp, GstStructure *config)
-{
-	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(bp);
-	GstCaps *caps;
-	guint size, min, max;
-
-	if (!gst_buffer_pool_config_get_params(config, &caps, &size, &min, &max) || !size)
-		return FALSE;
-	p->size = size;
-	return GST_BUFFER_POOL_CLASS(gst_dmaio_sink_pool_parent_class)->set_config(bp, config);
-}
-
-static GstFlowReturn pool_alloc_buffer(GstBufferPool *bp, GstBuffer **out,
-				       GstBufferPoolAcquireParams *params)
-{
-	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(bp);
-	struct dmaio_alloc_opts o = { .struct_size = sizeof(o),
-				      .flags = DMAIO_ALLOC_ALLOW_NON_DMABUF,
-				      .name = "dmaiosink-pool" };
-	struct dmaio_reason why = { .struct_size = sizeof(why) };
-	struct pool_mem *pm = g_new0(struct pool_mem, 1);
-	GstMemory *mem;
-	GstBuffer *buf;
-	int r, fd;
-	(void)params;
-
-	r = dmaio_buf_alloc(p->ref->ctx, p->size, &o, &pm->buf, &why);
-	if (r) {
-		GST_WARNING_OBJECT(p, "cannot allocate a %u-byte buffer: %s", p->size,
-				   why.text[0] ? why.text : g_strerror(-r));
-		g_free(pm);
-		return GST_FLOW_ERROR;
-	}
-	fd = dup(dmaio_buf_fd(pm->buf));
-	if (fd < 0) {
-		dmaio_buf_free(pm->buf);
-		g_free(pm);
-		return GST_FLOW_ERROR;
-	}
-	pm->ref = ctx_ref_get(p->ref);
-	mem = dmaio_buf_kind(pm->buf) == DMAIO_BUF_MEMFD ?
-	      gst_fd_allocator_alloc(p->fd_alloc, fd, p->size, GST_FD_MEMORY_FLAG_NONE) :
-	      gst_dmabuf_allocator_alloc(p->dmabuf_alloc, fd, p->size);
-	if (!mem) {
-		close(fd);
-		pool_mem_free(pm);
-		return GST_FLOW_ERROR;
-	}
-	gst_mini_object_set_qdata(GST_MINI_OBJECT(mem), pool_mem_quark(), pm, pool_mem_free);
-	buf = gst_buffer_new();
-	gst_buffer_append_memory(buf, mem);
-	*out = buf;
-	return GST_FLOW_OK;
-}
-
-static void pool_finalize(GObject *o)
-{
-	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(o);
-	struct ctx_ref *ref = p->ref;
-
-	gst_object_unref(p->dmabuf_alloc);
-	gst_object_unref(p->fd_alloc);
-	G_OBJECT_CLASS(gst_dmaio_sink_pool_parent_class)->finalize(o);
-	ctx_ref_put(ref); /* after the buffers the parent freed */
-}
-
-static void gst_dmaio_sink_pool_init(GstDmaioSinkPool *p)
-{
-	p->dmabuf_alloc = gst_dmabuf_allocator_new();
-	p->fd_alloc = gst_fd_allocator_new();
-}
-
-static void gst_dmaio_sink_pool_class_init(GstDmaioSinkPoolClass *k)
-{
-	GstBufferPoolClass *pk = GST_BUFFER_POOL_CLASS(k);
-
-	G_OBJECT_CLASS(k)->finalize = pool_finalize;
-	pk->set_config = pool_set_config;
-	pk->alloc_buffer = pool_alloc_buffer;
-}
-
 struct import {
 	ino_t ino;
 	dev_t dev;
@@ -255,7 +112,6 @@ struct _GstDmaioSink {
 	int wake_fd;            /* eventfd: the reaper is to stop */
 	gboolean reaper_stop;
 	int reap_err;           /* dmaio_queue_reap failed: no completion will come */
-	struct ctx_ref *ctx_ref; /* s->ctx's, shared with the pools proposed upstream */
 	struct dmaio_ctx *ctx;
 	struct dmaio_queue *q;
 	int fd;
@@ -572,12 +428,8 @@ static gboolean sink_start(GstBaseSink *bs)
 		return FALSE;
 	}
 	r = dmaio_ctx_new(0, &s->ctx);
-	if (!r) {
-		s->ctx_ref = g_new0(struct ctx_ref, 1);
-		s->ctx_ref->refs = 1;
-		s->ctx_ref->ctx = s->ctx;
+	if (!r)
 		r = dmaio_queue_new(s->ctx, s->depth * 2, 0, &s->q);
-	}
 	if (r) {
 		GST_ELEMENT_ERROR(s, RESOURCE, FAILED, ("libdmaio: %s", g_strerror(-r)), (NULL));
 		return FALSE;
@@ -637,8 +489,7 @@ static gboolean sink_stop(GstBaseSink *bs)
 	}
 	imports_clear(s);
 	file_close(s);
-	ctx_ref_put(s->ctx_ref); /* the context goes with the last proposed pool's buffers */
-	s->ctx_ref = NULL;
+	dmaio_ctx_free(s->ctx);
 	s->ctx = NULL;
 	return TRUE;
 }
@@ -727,36 +578,10 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 	uint64_t at = 0;
 	GstMapInfo map;
 	int err = 0, r;
-	bool own = nmem <= MAX_MEMS;
 
-	*nios = 0;
-	/* memories of our own pool: written from their libdmaio buffers as they are */
-	for (guint i = 0; i < nmem && own; i++) {
-		struct pool_mem *pm = gst_mini_object_get_qdata(
-			GST_MINI_OBJECT(gst_buffer_peek_memory(buf, i)), pool_mem_quark());
-
-		own = pm && pm->ref == s->ctx_ref;
-	}
-	if (own) {
-		for (guint i = 0; i < nmem; i++) {
-			GstMemory *m = gst_buffer_peek_memory(buf, i);
-			struct pool_mem *pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(m),
-									pool_mem_quark());
-			gsize off, size = gst_memory_get_sizes(m, &off, NULL);
-
-			ios[*nios] = (struct dmaio_io){ .struct_size = sizeof(struct dmaio_io),
-							.op = DMAIO_OP_WRITE, .file = s->file,
-							.file_off = f->off + at, .buf = pm->buf,
-							.buf_off = off, .len = size };
-			at += size;
-			(*nios)++;
-		}
-		f->gbuf = gst_buffer_ref(buf);
-		s->frames_direct++;
-		return 0;
-	}
 	for (guint i = 0; i < nmem && direct; i++)
 		direct = gst_is_dmabuf_memory(gst_buffer_peek_memory(buf, i));
+	*nios = 0;
 	if (direct) {
 		for (guint i = 0; i < nmem; i++) {
 			GstMemory *m = gst_buffer_peek_memory(buf, i);
@@ -975,45 +800,6 @@ static void gst_dmaio_sink_init(GstDmaioSink *s)
 	gst_base_sink_set_sync(GST_BASE_SINK(s), FALSE);
 }
 
-/* Offer upstream a pool of libdmaio buffers (GStreamer's default layout for the caps, one
- * memory each) so that frames arrive in memory the sink writes from directly; a source that
- * brings its own dma-bufs keeps them (they are written from as well), and system memory from
- * elsewhere is still copied. */
-static gboolean sink_propose_allocation(GstBaseSink *bs, GstQuery *q)
-{
-	GstDmaioSink *s = GST_DMAIO_SINK(bs);
-	GstBufferPool *pool = NULL;
-	GstStructure *config;
-	GstVideoInfo info;
-	GstCaps *caps;
-	gboolean need_pool;
-
-	gst_query_parse_allocation(q, &caps, &need_pool);
-	if (!caps || !gst_video_info_from_caps(&info, caps))
-		return FALSE;
-	gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, NULL);
-	g_mutex_lock(&s->lock);
-	if (s->ctx_ref) {
-		GstDmaioSinkPool *p = g_object_new(GST_TYPE_DMAIO_SINK_POOL, NULL);
-
-		gst_object_ref_sink(p);
-		p->ref = ctx_ref_get(s->ctx_ref);
-		pool = GST_BUFFER_POOL(p);
-	}
-	g_mutex_unlock(&s->lock);
-	if (!pool)
-		return TRUE;
-	config = gst_buffer_pool_get_config(pool);
-	gst_buffer_pool_config_set_params(config, caps, (guint)info.size, s->depth + 1, 0);
-	if (!gst_buffer_pool_set_config(pool, config)) {
-		gst_object_unref(pool);
-		return TRUE;
-	}
-	gst_query_add_allocation_pool(q, pool, (guint)info.size, s->depth + 1, 0);
-	gst_object_unref(pool);
-	return TRUE;
-}
-
 static void gst_dmaio_sink_class_init(GstDmaioSinkClass *k)
 {
 	GObjectClass *ok = G_OBJECT_CLASS(k);
@@ -1071,7 +857,6 @@ static void gst_dmaio_sink_class_init(GstDmaioSinkClass *k)
 		"queue, on the fastest path the kernel offers", "libdmaio");
 	gst_element_class_add_static_pad_template(ek, &sink_template);
 	bk->start = sink_start;
-	bk->propose_allocation = sink_propose_allocation;
 	bk->stop = sink_stop;
 	bk->render = sink_render;
 	bk->event = sink_event;
