@@ -13,6 +13,9 @@
  *   learn        measured mode: a path measured 10x its model rises at most 2x per request (the
  *                first included), reaches 8-10x, and the choice moves to the next path; a path
  *                measured faster comes down the same way; other range sizes are not touched
+ *   pagecache-writes  direct writes measured slow, page-cache writes fast (their completions
+ *                come before writeback): buffered and sendfile writes are priced with the direct
+ *                writes' ratio and not chosen; reads keep their own
  *   setup        a mapped buffer's ranges pay no mapping; a mapping measured at 5x the provider's
  *                prior raises the mapping share of another buffer's ranges on every mapping path
  *                (at most 2x from one sample), not the others'
@@ -321,6 +324,47 @@ static void t_learn(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* Page-cache writes: their completions come before the storage sees the bytes. Direct writes
+ * measured at 8x their model (the storage), buffered and sendfile writes at 1/10 (they finish
+ * in the page cache): the page-cache paths are priced with the direct writes' ratio, and the
+ * choice stays with a direct path. Reads keep their own ratios. */
+static void t_pagecache_writes(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w, rd;
+	struct view v;
+	double d1, d2, x;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 16u << 20, 0, 0);
+	dmaio_q_req_init(&rd, b, &f, false, 0, 0, 16u << 20, 0, 0);
+	for (int i = 0; i < 24; i++) {
+		measure(&w, DMAIO_PATH_UDMABUF_DIRECT, 8);
+		measure(&w, DMAIO_PATH_BOUNCE_DIRECT, 9);
+		measure(&w, DMAIO_PATH_BUFFERED, 0.1);
+		measure(&w, DMAIO_PATH_SENDFILE, 0.1);
+		measure(&rd, DMAIO_PATH_BUFFERED, 0.1);
+	}
+	d1 = ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, NULL);
+	d2 = ratio_of(&w, DMAIO_PATH_BOUNCE_DIRECT, NULL);
+	assert_true(d1 >= 6 && d2 > d1);
+	close_to(ratio_of(&w, DMAIO_PATH_BUFFERED, NULL), d1, "buffered write's ratio (the lesser direct one)");
+	close_to(ratio_of(&w, DMAIO_PATH_SENDFILE, NULL), d1, "sendfile write's ratio");
+	look(&w, 0, &v);
+	printf("# direct writes 8-9x, page-cache writes 0.1x: chosen %s\n",
+	       dmaio_path_name((uint32_t)v.ids[v.pick]));
+	assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_SENDFILE);
+	x = ratio_of(&rd, DMAIO_PATH_BUFFERED, NULL);
+	assert_true(x < 0.2); /* a read's own */
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
 /* ---- setup ---------------------------------------------------------------------------------- */
 static void t_setup(void **state)
 {
@@ -581,6 +625,7 @@ int main(void)
 		cmocka_unit_test(t_fixed),
 		cmocka_unit_test(t_walk),
 		cmocka_unit_test(t_learn),
+		cmocka_unit_test(t_pagecache_writes),
 		cmocka_unit_test(t_setup),
 		cmocka_unit_test(t_fixed_learns),
 		cmocka_unit_test(t_explain_args),
