@@ -279,7 +279,7 @@ void test_in_child(const char *name, void (*fn)(void **state), void *state)
 		int rc = _cmocka_run_group_tests(name, t, 1, NULL, NULL);
 
 		fflush(NULL);
-		_exit(rc ? 1 : 0);
+		test_child_exit(rc ? 1 : 0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	if (WIFSIGNALED(status))
@@ -753,8 +753,27 @@ void pat_report(const char *what, const void *p, size_t len, uint64_t seed, uint
 
 static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **tmp_paths;
+static pid_t *tmp_pids;   /* the process that made each one (a child inherits the list) */
 static size_t tmp_n;
 static bool tmp_atexit;
+
+/* A forked child leaves with _exit(), which runs no atexit handler: the temp files it made
+ * itself would stay in the test directory (31 a run of rel-hostile, whose seccomp children each
+ * make a world of files). Those are removed here; the parent's stay for the parent. The lock
+ * may have been held by another thread of the parent at the fork: the child, single-threaded,
+ * goes on without it then. */
+void test_child_exit(int code)
+{
+	bool locked = pthread_mutex_trylock(&tmp_lock) == 0;
+	pid_t me = getpid();
+
+	for (size_t i = 0; i < tmp_n; i++)
+		if (tmp_pids[i] == me)
+			unlink(tmp_paths[i]);
+	if (locked)
+		pthread_mutex_unlock(&tmp_lock);
+	_exit(code);
+}
 
 void test_cleanup(void)
 {
@@ -762,11 +781,14 @@ void test_cleanup(void)
 
 	pthread_mutex_lock(&tmp_lock);
 	for (i = 0; i < tmp_n; i++) {
-		unlink(tmp_paths[i]);
+		if (tmp_pids[i] == getpid()) /* a child's exit() leaves the parent's files */
+			unlink(tmp_paths[i]);
 		free(tmp_paths[i]);
 	}
 	free(tmp_paths);
+	free(tmp_pids);
 	tmp_paths = NULL;
+	tmp_pids = NULL;
 	tmp_n = 0;
 	pthread_mutex_unlock(&tmp_lock);
 }
@@ -835,6 +857,7 @@ int test_tmpfile(const char *dir, char *path, size_t path_len)
 {
 	char p[PATH_MAX];
 	char **np;
+	pid_t *pp;
 	int fd;
 
 	if (!dir)
@@ -847,8 +870,13 @@ int test_tmpfile(const char *dir, char *path, size_t path_len)
 	}
 	pthread_mutex_lock(&tmp_lock);
 	np = realloc(tmp_paths, (tmp_n + 1) * sizeof(*np));
-	if (np) {
+	if (np)
 		tmp_paths = np;
+	pp = realloc(tmp_pids, (tmp_n + 1) * sizeof(*pp));
+	if (pp)
+		tmp_pids = pp;
+	if (np && pp) {
+		tmp_pids[tmp_n] = getpid();
 		tmp_paths[tmp_n++] = strdup(p);
 	}
 	if (!tmp_atexit) {

@@ -286,8 +286,10 @@ const char *test_dir(void);
  */
 int test_tmpfile(const char *dir, char *path, size_t path_len);
 
-/* Remove the temp files now (also done at exit). */
+/* Remove the temp files now (also done at exit): this process's own, not a parent's. */
 void test_cleanup(void);
+/* _exit(code) from a forked child, removing the temp files the child made first. */
+void test_child_exit(int code) __attribute__((noreturn));
 
 ssize_t pread_full(int fd, void *p, size_t len, off_t off);
 ssize_t pwrite_full(int fd, const void *p, size_t len, off_t off);
