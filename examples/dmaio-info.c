@@ -624,10 +624,11 @@ static void print_estimates(const struct file_choice *c)
 			continue;
 		}
 		printf("  %-16s   %c %-15s %10.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f"
-		       " (%u measured) + setup %.1f\n", "", e->chosen ? '*' : ' ',
+		       " (%u measured) + setup %.1f; cpu %.1f\n", "", e->chosen ? '*' : ' ',
 		       path_str((int)e->path), (double)e->est_ns / 1e3, (double)e->ops_ns / 1e3,
 		       (double)e->bytes_ns / 1e3, (double)e->walk_ns / 1e3,
-		       (double)e->ratio_milli / 1e3, e->samples, (double)e->setup_ns / 1e3);
+		       (double)e->ratio_milli / 1e3, e->samples, (double)e->setup_ns / 1e3,
+		       (double)e->cpu_ns / 1e3);
 	}
 }
 

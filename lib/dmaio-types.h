@@ -140,6 +140,7 @@ struct dmaio_cost {
 	bool calibrated;           /* params set (base probe) */
 	struct dmaio_cost_params p;
 	struct dmaio_cost_cell cells[DMAIO_COST_CELLS];
+	uint32_t explore_tick;     /* auto choices made (atomic): every 16th may explore */
 };
 
 /* ---- context ------------------------------------------------------------------------------ */

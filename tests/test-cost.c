@@ -48,6 +48,7 @@
 #include "../lib/dmaio-types.h"
 #include "../lib/api/api.h"
 #include "../lib/choose/choose.h"
+#include "../lib/paths/path.h"
 #include "../lib/probe/probe.h"
 #include "../lib/queue/queue.h"
 #include "common.h"
@@ -365,6 +366,131 @@ static void t_pagecache_writes(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* ---- estimates alike: the least CPU; exploration -------------------------------------------- */
+/* Teach the writes of r: bounce-direct at 10x its model, then udmabuf-direct at the ratio that
+ * puts its estimate (setup included) at f times bounce-direct's, then bounce-direct `more`
+ * times again (the same ratio: more measurements behind it). Enough samples for the learned
+ * ratios to settle (a moving average of 1/8 weight). */
+static void teach_pair(struct dmaio_req *r, double f, int more)
+{
+	const struct dmaio_cost_est *eb, *eu;
+	struct view v;
+
+	for (int i = 0; i < 64; i++)
+		measure(r, DMAIO_PATH_BOUNCE_DIRECT, 10);
+	look(r, 0, &v);
+	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	eu = est_of(&v, DMAIO_PATH_UDMABUF_DIRECT);
+	for (int i = 0; i < 64; i++)
+		measure(r, DMAIO_PATH_UDMABUF_DIRECT,
+			(f * eb->est_ns - eu->setup_ns) / (eu->ops_ns + eu->bytes_ns + eu->walk_ns));
+	for (int i = 0; i < more; i++)
+		measure(r, DMAIO_PATH_BOUNCE_DIRECT, 10);
+}
+
+static int est_pick(const struct view *v)
+{
+	return v->ids[v->pick];
+}
+
+static void t_cpu_choice(void **state)
+{
+	double fs[] = { 1.05, 1.25 };
+
+	(void)state;
+	for (unsigned k = 0; k < 2; k++) {
+		struct dmaio_ctx *c = learning_ctx();
+		struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+		const struct dmaio_cost_est *eb, *eu, *ef;
+		struct dmaio_file f;
+		struct dmaio_req w;
+		struct view v;
+
+		assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+		dmaio_q_req_init(&w, b, &f, true, 0, 0, 4u << 20, 0, 0);
+		teach_pair(&w, fs[k], 0);
+		look(&w, 0, &v);
+		eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+		eu = est_of(&v, DMAIO_PATH_UDMABUF_DIRECT);
+		ef = est_of(&v, DMAIO_PATH_BUFFERED);
+		printf("# writes, udmabuf-direct estimated %.2fx bounce-direct's (cpu %.1f vs %.1f us), "
+		       "buffered %.2fx (cpu %.1f us): chosen %s\n", eu->est_ns / eb->est_ns,
+		       eu->cpu_ns / 1e3, eb->cpu_ns / 1e3, ef->est_ns / eb->est_ns, ef->cpu_ns / 1e3,
+		       dmaio_path_name((uint32_t)est_pick(&v)));
+		assert_true(fabs(eu->est_ns / eb->est_ns - fs[k]) < 0.01);
+		/* no copy from the buffer's own pages; the bounce copy; the page cache's pages */
+		assert_true(eu->cpu_ns < eb->cpu_ns);
+		assert_true(ef->cpu_ns > eb->cpu_ns);
+		/* within 10%: the one without the copy; beyond: the lower estimate */
+		assert_int_equal(est_pick(&v), fs[k] < 1.10 ? DMAIO_PATH_UDMABUF_DIRECT :
+							       DMAIO_PATH_BOUNCE_DIRECT);
+		dmaio_file_release(&f);
+		dmaio_buf_free(b);
+		dmaio_ctx_free(c);
+	}
+}
+
+/* Count the paths 64 transfers of r would take, each chosen afresh. */
+static void choose_64(struct dmaio_req *r, unsigned flags, unsigned *nb, unsigned *nu)
+{
+	*nb = *nu = 0;
+	for (int i = 0; i < 64; i++) {
+		struct dmaio_cost_est e;
+		const char *why;
+		int err;
+		const struct dmaio_path_ops *p;
+
+		r->tried = 0;
+		p = dmaio_choose(r, 0, flags, &e, &why, &err);
+		assert_non_null(p);
+		*nb += p->id == DMAIO_PATH_BOUNCE_DIRECT;
+		*nu += p->id == DMAIO_PATH_UDMABUF_DIRECT;
+	}
+}
+
+static void t_explore(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w, w2;
+	unsigned nb, nu;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	/* udmabuf-direct measured at 1.3x bounce-direct, with fewer measurements behind it (beyond
+	 * the 10% of the CPU rule, within the 1.5x of exploration): 1 choice in 16 tries it */
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4u << 20, 0, 0);
+	teach_pair(&w, 1.3, 16);
+	choose_64(&w, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# udmabuf-direct at 1.3x, 64 of 144 measurements: 64 choices: %u bounce-direct, "
+	       "%u udmabuf-direct (exploring)\n", nb, nu);
+	assert_int_equal(nu, 4);
+	assert_int_equal(nb, 60);
+	/* a question (dmaio_fd_path, explain) never explores */
+	choose_64(&w, 0, &nb, &nu);
+	assert_int_equal(nb, 64);
+	/* beyond 1.5x: never */
+	dmaio_q_req_init(&w2, b, &f, true, 0, 0, 1u << 20, 0, 0);
+	teach_pair(&w2, 1.6, 16);
+	choose_64(&w2, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	assert_int_equal(nb, 64);
+	/* a forced path's fallback does not explore either */
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+	/* DMAIO_COST=fixed: one choice, always */
+	c = new_ctx("fixed");
+	b = memfd_buf(c, 16u << 20);
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4u << 20, 0, 0);
+	choose_64(&w, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	assert_true(nb == 64 || nu == 64);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
 /* ---- setup ---------------------------------------------------------------------------------- */
 static void t_setup(void **state)
 {
@@ -500,8 +626,26 @@ static void t_explain_abi(void **state)
 		chosen += (int)x[i].e.chosen;
 		if (x[i].e.status)
 			assert_int_equal(x[i].e.est_ns, 0);
+		else /* the CPU part: something, never more than the whole */
+			assert_true(x[i].e.cpu_ns > 0 && x[i].e.cpu_ns <= x[i].e.est_ns);
 	}
 	assert_int_equal(chosen, 1);
+	/* the 1.1 minimum (without cpu_ns): nothing written past it */
+	{
+		union {
+			unsigned char raw[2 * DMAIO_SIZE_PATH_ESTIMATE + 16];
+			uint64_t align;
+		} u;
+		unsigned char *raw = u.raw;
+		struct dmaio_path_estimate *m = (struct dmaio_path_estimate *)(void *)u.raw;
+
+		memset(u.raw, 0xaa, sizeof(u.raw));
+		m->struct_size = DMAIO_SIZE_PATH_ESTIMATE;
+		n = dmaio_fd_explain_path(src_fd, 0, b, 0, 1u << 20, DMAIO_OP_READ, 0, m, 2);
+		assert_int_equal(n, NP);
+		for (size_t k = 2 * DMAIO_SIZE_PATH_ESTIMATE; k < sizeof(u.raw); k++)
+			assert_int_equal(raw[k], 0xaa);
+	}
 	assert_int_equal(x[NP].e.struct_size, 0xaaaaaaaau); /* past count: untouched */
 	/* fewer elements than paths: those filled, the count of paths returned */
 	n = dmaio_fd_explain_path(src_fd, 0, b, 0, 1u << 20, DMAIO_OP_READ, 0, one, 1);
@@ -626,6 +770,8 @@ int main(void)
 		cmocka_unit_test(t_walk),
 		cmocka_unit_test(t_learn),
 		cmocka_unit_test(t_pagecache_writes),
+		cmocka_unit_test(t_cpu_choice),
+		cmocka_unit_test(t_explore),
 		cmocka_unit_test(t_setup),
 		cmocka_unit_test(t_fixed_learns),
 		cmocka_unit_test(t_explain_args),

@@ -236,6 +236,7 @@ DMAIO_EXPORT int dmaio_fd_explain_path(int fd, uint64_t file_off, struct dmaio_b
 			v.walk_ns = round_ns(e[i].walk_ns);
 			v.setup_ns = round_ns(e[i].setup_ns);
 			v.samples = e[i].samples;
+			v.cpu_ns = round_ns(e[i].cpu_ns);
 		}
 		v.ratio_milli = ratio * 1000 >= 4e9 ? UINT32_MAX : (uint32_t)(ratio * 1000 + 0.5);
 		snprintf(v.reason, sizeof(v.reason), "%s", why[i] ? why[i] : "");

@@ -64,26 +64,86 @@ static int price(const struct dmaio_req *r, const struct dmaio_path_ops *p, int 
 	return s;
 }
 
-const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
+/* The model's pick among the candidates that can serve (status 0): the lowest estimate, except
+ * that among the estimates within CPU_MARGIN of it the one that spends the least CPU wins (ties
+ * to the table's order). Two paths bound by the same storage (O_DIRECT from the buffer's pages,
+ * or through bounce memory) take the same time, and their learned ratios differ by the noise of
+ * a shared device (the same path forced twice differs by 30% on our host): the one without the
+ * copy is then the better choice for the machine. -1 when none can serve. */
+#define CPU_MARGIN 1.10
+static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, bool *by_cpu)
+{
+	int low = -1, p = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (!status[i] && (low < 0 || est[i].est_ns < est[low].est_ns))
+			low = (int)i;
+	if (low < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!status[i] && est[i].est_ns <= est[low].est_ns * CPU_MARGIN &&
+		    (p < 0 || est[i].cpu_ns < est[p].cpu_ns))
+			p = (int)i;
+	*by_cpu = p != low;
+	return p;
+}
+
+/* Exploration: a path that is not chosen is never measured again, so one bad sample (a request
+ * that met a one-time cost, a burst of another process) or a machine that changed would keep it
+ * out for good. Every EXPLORE_EVERY-th automatic choice takes instead the candidate with the
+ * fewest measurements among those whose estimate is within EXPLORE_MARGIN of the pick's: at
+ * most 1/16 of the requests, each at most 1.5x the estimate, so never more than about 3% on
+ * average. Not with DMAIO_COST=fixed (tests see one choice), nor for a forced path's fallback,
+ * nor a write through the page cache (its time teaches nothing). */
+#define EXPLORE_EVERY 16u
+#define EXPLORE_MARGIN 1.5
+static bool teaches(const struct dmaio_req *r, int id)
+{
+	/* a write through the page cache completes before the storage sees it: its time says
+	 * nothing of its cost (cost.c prices it with the direct writes'), so it is not explored */
+	return !r->write || (id != DMAIO_PATH_BUFFERED && id != DMAIO_PATH_SENDFILE);
+}
+
+static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
+		   size_t n, int p)
+{
+	struct dmaio_ctx *c = r->ctx;
+	int x = -1;
+
+	if (c->cost.fixed || __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED) %
+			     EXPLORE_EVERY)
+		return p;
+	for (size_t i = 0; i < n; i++)
+		if ((int)i != p && !status[i] && teaches(r, path_table[i]->id) &&
+		    est[i].est_ns <= est[p].est_ns * EXPLORE_MARGIN &&
+		    est[i].samples <= est[p].samples &&
+		    (x < 0 || est[i].samples < est[x].samples))
+			x = (int)i;
+	return x < 0 ? p : x;
+}
+
+const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, unsigned flags,
 					  struct dmaio_cost_est *est, const char **why, int *err)
 {
-	const struct dmaio_path_ops *best = NULL;
-	struct dmaio_cost_est e;
-	int mode = dmaio_cost_mode(r, cached_pct);
-	bool unmapped = false;
+	size_t n = ARRAY_SIZE(path_table);
+	struct dmaio_cost_est e[ARRAY_SIZE(path_table)];
+	const char *w[ARRAY_SIZE(path_table)];
+	int status[ARRAY_SIZE(path_table)];
+	int mode = dmaio_cost_mode(r, cached_pct), p;
+	bool unmapped = false, by_cpu = false, first = !r->forced && !r->tried;
 
 	*err = 0;
 	*why = NULL;
 	if (r->forced && !(r->tried & (1u << r->forced))) {
-		const struct dmaio_path_ops *p = dmaio_path_by_id(r->forced);
-		const char *w = "forced";
-		int s = p ? price(r, p, cached_pct, mode, est, &w) : -EOPNOTSUPP;
+		const struct dmaio_path_ops *fp = dmaio_path_by_id(r->forced);
+		const char *fw = "forced";
+		int s = fp ? price(r, fp, cached_pct, mode, est, &fw) : -EOPNOTSUPP;
 
-		*why = w;
+		*why = fw;
 		r->tried |= 1u << r->forced;
 		if (!s)
-			return p;
-		INFO(r->ctx, "  forced path %s cannot serve: %s", dmaio_choose_path_name((uint32_t)r->forced), w);
+			return fp;
+		INFO(r->ctx, "  forced path %s cannot serve: %s", dmaio_choose_path_name((uint32_t)r->forced), fw);
 		if (r->flags & DMAIO_RW_NO_FALLBACK) {
 			*err = -EOPNOTSUPP;
 			return NULL;
@@ -91,37 +151,48 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
 		r->fallbacks++;
 		r->last_refusal = s;
 	}
-	/* the lowest estimate among the paths not tried yet; ties go to the table's order */
-	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++) {
-		const struct dmaio_path_ops *p = path_table[i];
-		const char *w = "";
+	/* every path not tried yet, priced */
+	for (size_t i = 0; i < n; i++) {
+		const struct dmaio_path_ops *tp = path_table[i];
 
-		if (r->tried & (1u << p->id))
+		w[i] = "";
+		if (r->tried & (1u << tp->id)) {
+			status[i] = -EALREADY;
 			continue;
-		int s = price(r, p, cached_pct, mode, &e, &w);
-
-		if (s) {
-			DBG(r->ctx, "  %s: cannot: %s", p->name, w);
-			unmapped |= s == -ENODEV;
+		}
+		status[i] = price(r, tp, cached_pct, mode, &e[i], &w[i]);
+		if (status[i]) {
+			DBG(r->ctx, "  %s: cannot: %s", tp->name, w[i]);
+			unmapped |= status[i] == -ENODEV;
 			continue;
 		}
 		DBG(r->ctx, "  %s: %.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f (%u measured)"
-		    " + setup %.1f", p->name, e.est_ns / 1e3, e.ops_ns / 1e3, e.bytes_ns / 1e3,
-		    e.walk_ns / 1e3, e.ratio, e.samples, e.setup_ns / 1e3);
-		if (!best || e.est_ns < est->est_ns) {
-			best = p;
-			*est = e;
-			*why = w;
-		}
+		    " + setup %.1f; cpu %.1f", tp->name, e[i].est_ns / 1e3, e[i].ops_ns / 1e3,
+		    e[i].bytes_ns / 1e3, e[i].walk_ns / 1e3, e[i].ratio, e[i].samples,
+		    e[i].setup_ns / 1e3, e[i].cpu_ns / 1e3);
 	}
-	if (!best) {
+	p = pick(status, e, n, &by_cpu);
+	if (p < 0) {
 		/* a path that needs the mapping could have served, had the exporter given one:
 		 * -ENODEV says so (dmaio_fd_read()), more than any other path's refusal */
 		*err = unmapped ? -ENODEV : r->last_refusal ? r->last_refusal : -EOPNOTSUPP;
 		return NULL;
 	}
-	r->tried |= 1u << best->id;
-	return best;
+	if (by_cpu)
+		DBG(r->ctx, "  %s: within %.0f%% of the lowest estimate, the least CPU",
+		    path_table[p]->name, (CPU_MARGIN - 1) * 100);
+	if (first && (flags & DMAIO_CHOOSE_EXPLORE)) {
+		int x = explore(r, status, e, n, p);
+
+		if (x != p)
+			DBG(r->ctx, "  %s: explored (%u measured) instead of %s (%u)",
+			    path_table[x]->name, e[x].samples, path_table[p]->name, e[p].samples);
+		p = x;
+	}
+	*est = e[p];
+	*why = w[p];
+	r->tried |= 1u << path_table[p]->id;
+	return path_table[p];
 }
 
 unsigned dmaio_choose_count(void)
@@ -133,7 +204,8 @@ int dmaio_choose_explain(const struct dmaio_req *r, int cached_pct, int *status,
 			 struct dmaio_cost_est *est, const char **why,
 			 int *ids)
 {
-	int mode = dmaio_cost_mode(r, cached_pct), pick = -1;
+	int mode = dmaio_cost_mode(r, cached_pct), pk;
+	bool by_cpu;
 
 	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++) {
 		const struct dmaio_path_ops *p = path_table[i];
@@ -142,14 +214,11 @@ int dmaio_choose_explain(const struct dmaio_req *r, int cached_pct, int *status,
 		why[i] = "";
 		memset(&est[i], 0, sizeof(est[i]));
 		status[i] = price(r, p, cached_pct, mode, &est[i], &why[i]);
-		if (status[i])
-			continue;
-		if (pick < 0 || est[i].est_ns < est[pick].est_ns)
-			pick = (int)i;
 	}
+	pk = pick(status, est, ARRAY_SIZE(path_table), &by_cpu);
 	/* a forced path that can serve is taken whatever its estimate */
 	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++)
 		if (r->forced == path_table[i]->id && !status[i])
-			pick = (int)i;
-	return pick;
+			pk = (int)i;
+	return pk;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Layer "choose": the path table and the choice of a path for a request: the forced one first
- * (flags or DMAIO_PATH), then the lowest estimated cost (cost.h) among the paths not tried yet
- * for this request that can serve it.
+ * (flags or DMAIO_PATH), then among the paths not tried yet for this request that can serve it,
+ * the lowest estimated cost (cost.h), the one spending the least CPU among those within 10% of
+ * it; every 16th automatic choice of a transfer may explore a path measured less (within 1.5x).
  */
 #ifndef DMAIO_CHOOSE_H
 #define DMAIO_CHOOSE_H
@@ -14,7 +15,8 @@
  * the ones that cannot serve), with its estimate *est. NULL when none is left: *err says why
  * (-EOPNOTSUPP for a forced path that cannot serve with DMAIO_RW_NO_FALLBACK). *why: one line
  * for the debug log. */
-const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct,
+#define DMAIO_CHOOSE_EXPLORE 1u /* flags: the choice may explore (a transfer, not a question) */
+const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, unsigned flags,
 					  struct dmaio_cost_est *est, const char **why, int *err);
 /* Every path of the table for r, as dmaio_choose() would see it (nothing marked): each one's
  * refusal (-errno) or 0 and its estimate, and its line; the index of the one it would take (the

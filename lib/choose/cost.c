@@ -169,6 +169,13 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->setup_ns = (double)sh->reg * p->reg_ns;
 	if (!__atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED))
 		e->setup_ns += (double)sh->map * map_per_byte(r);
+	/* What the CPU spends, for the choice between estimates alike (choose.c): the ops and
+	 * calls, the copies, the walks and the setup; and a page the storage moves through the
+	 * page cache is allocated, written back or read in and later reclaimed besides its copy,
+	 * counted as one more copy (at least: a buffered write cost filesink 1.3 ms of CPU per MB
+	 * on our host, whose measured copy takes 0.01 ms a MB; bench/RESULTS.md "GStreamer") */
+	e->cpu_ns = e->ops_ns + (double)(sh->copy + sh->pcache) * p->copy_ns + e->walk_ns +
+		    e->setup_ns;
 	e->key = make_key(r, path->id, mode, r->len - r->start);
 	e->samples = 0;
 	if (!r->ctx->cost.fixed)

@@ -19,6 +19,8 @@ struct dmaio_cost_est {
 	double bytes_ns;           /* storage and CPU copies */
 	double walk_ns;            /* per-call work that grows with the buffer */
 	double setup_ns;           /* the range's share of the buffer's mapping / registration */
+	double cpu_ns;             /* of those, what the CPU spends (ops, calls, copies, walks,
+				    * setup), unscaled: the tie-break between estimates alike */
 	double ratio;              /* measured / modelled, learned (1 when nothing measured) */
 	uint32_t samples;          /* completions behind ratio */
 	uint32_t key;              /* where this request's measurement goes */

@@ -116,5 +116,6 @@ uint64_t dmaio_path_shape(const struct dmaio_req *r, int cached_pct, uint32_t al
 	miss = r->write || cached_pct < 90 ? edges : edges * (uint64_t)(100 - MIN(cached_pct, 100)) / 100;
 	sh->dev = s.mid + miss;
 	sh->copy = edges;
+	sh->pcache = miss;
 	return s.mid;
 }

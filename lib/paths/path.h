@@ -25,6 +25,8 @@ struct dmaio_cost_shape {
 			    * the mapping being made once per buffer and used by every range */
 	uint64_t reg;      /* the same for a registration of the buffer with the kernel */
 	uint64_t walk;     /* buffer bytes the kernel walks per call, summed over the calls */
+	uint64_t pcache;   /* of dev: bytes through the page cache (pages allocated, written
+			    * back, reclaimed: CPU the machine spends besides the copy) */
 };
 
 struct dmaio_path_ops {

@@ -280,7 +280,7 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		bool mapped;
 		int err;
 
-		p = dmaio_choose(r, cached_pct, &est, &why, &err);
+		p = dmaio_choose(r, cached_pct, DMAIO_CHOOSE_EXPLORE, &est, &why, &err);
 		if (!p) {
 			INFO(r->ctx, "  no path left: %s", strerror(-err));
 			finish(q, r, err, r->start);
@@ -610,9 +610,9 @@ int dmaio_q_choose(struct dmaio_req *r, const char **why)
 
 	if (!r->write && (!r->forced || !r->ctx->cost.fixed))
 		cached_pct = dmaio_file_cached_pct(r->file, r->file_off, r->len);
-	p = dmaio_choose(r, cached_pct, &est, why, &err);
+	p = dmaio_choose(r, cached_pct, 0, &est, why, &err);
 	if (!p && r->forced && !(r->flags & DMAIO_RW_NO_FALLBACK))
-		p = dmaio_choose(r, cached_pct, &est, why, &err);
+		p = dmaio_choose(r, cached_pct, 0, &est, why, &err);
 	return p ? p->id : err;
 }
 
