@@ -475,7 +475,6 @@ static void t_explore(void **state)
 	teach_pair(&w2, 1.6, 16);
 	choose_64(&w2, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
 	assert_int_equal(nb, 64);
-	/* a forced path's fallback does not explore either */
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);
 	dmaio_ctx_free(c);
