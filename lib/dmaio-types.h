@@ -291,6 +291,7 @@ struct dmaio_req {
 	uint32_t cost_key;
 	double cost_model_ns;
 	uint64_t setup_ns;
+	double svc_ns;             /* its ops' shares of the time they were in flight (queue.c) */
 	/* progress of the current path over [start, end) of the range (rel offsets) */
 	uint64_t start;
 	uint64_t end;              /* len, or less for reads that stop at end of file */

@@ -303,23 +303,38 @@ static void t_learn(void **state)
 	}
 	printf("# udmabuf-direct measured 10x: ratio %.2f after 24 requests\n", prev);
 	assert_true(prev >= 8 && prev <= 10.01);
+	/* the paths not measured yet start from what their siblings learned (the same storage),
+	 * so udmabuf-direct, the least in the model, stays chosen */
+	x = ratio_of(&r, DMAIO_PATH_BOUNCE_DIRECT, &n);
+	assert_int_equal(n, 0);
+	close_to(x, prev, "bounce-direct's ratio before it is measured (its sibling's)");
+	close_to(ratio_of(&r, DMAIO_PATH_BUFFERED, NULL), prev, "buffered's (its sibling's)");
 	look(&r, 0, &v);
-	printf("# now chosen: %s\n", dmaio_path_name((uint32_t)v.ids[v.pick]));
-	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BOUNCE_DIRECT);
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_UDMABUF_DIRECT);
 	/* 4 KiB ranges are another kind of request: untouched */
 	x = ratio_of(&small, DMAIO_PATH_UDMABUF_DIRECT, &n);
 	assert_int_equal(n, 0);
 	close_to(x, 1, "ratio of 4 KiB ranges");
-	/* bounce-direct measured 1/10 of its model: down at most 2x a request */
-	prev = 1;
+	/* bounce-direct measured 1/10 of its model: from its sibling's ratio, down at most 2x a
+	 * request; then it is chosen */
+	prev = ratio_of(&r, DMAIO_PATH_BOUNCE_DIRECT, NULL);
 	for (int i = 1; i <= 24; i++) {
 		measure(&r, DMAIO_PATH_BOUNCE_DIRECT, 0.1);
 		x = ratio_of(&r, DMAIO_PATH_BOUNCE_DIRECT, &n);
 		if (x < prev / 2 * (1 - 1e-6) || x > prev)
 			fail_msg("sample %d: ratio %.4f after %.4f (at most 2x down)", i, x, prev);
+		if (i == 1)
+			close_to(x, ratio_of(&r, DMAIO_PATH_UDMABUF_DIRECT, NULL) / 2,
+				 "the first sample: half the sibling's ratio");
 		prev = x;
 	}
+	printf("# bounce-direct measured 0.1x: ratio %.3f after 24 requests\n", prev);
 	assert_true(prev <= 0.125 && prev >= 0.0999);
+	look(&r, 0, &v);
+	printf("# now chosen: %s\n", dmaio_path_name((uint32_t)v.ids[v.pick]));
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BOUNCE_DIRECT);
+	/* buffered, still unmeasured, starts from the least of its siblings' */
+	close_to(ratio_of(&r, DMAIO_PATH_BUFFERED, NULL), prev, "buffered's (the least sibling's)");
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);
 	dmaio_ctx_free(c);
@@ -428,6 +443,55 @@ static void t_cpu_choice(void **state)
 		dmaio_buf_free(b);
 		dmaio_ctx_free(c);
 	}
+}
+
+/* The queue learns what requests cost (their share of the time in flight), a long request
+ * alone too: four 16 MiB reads, each submitted alone and reaped before the next, give the
+ * path's kind samples once the queue is idle (the first of a queue is left out). The queue
+ * used to wait for 8 requests of a kind in a row, so ranges read one at a time never
+ * corrected the prior (bench: 16 MiB ranges into a 16 MiB buffer read at 0.44x the best). */
+static void t_queue_learns(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file *f;
+	struct dmaio_queue *q;
+	struct dmaio_req r;
+	struct dmaio_file pf;
+	uint32_t cold, warm;
+
+	(void)state;
+	assert_int_equal(dmaio_file_open(c, src_fd, 0, &f), 0);
+	assert_int_equal(dmaio_queue_new(c, 8, 0, &q), 0);
+	for (int i = 0; i < 4; i++) {
+		struct dmaio_io io = { .struct_size = sizeof(io), .op = DMAIO_OP_READ, .file = f,
+				       .file_off = 0, .buf = b, .len = 16u << 20,
+				       .flags = DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT) |
+						DMAIO_RW_NO_FALLBACK };
+		struct dmaio_done d = { .struct_size = sizeof(d) };
+
+		assert_int_equal(dmaio_queue_submit(q, &io, 1), 1);
+		assert_int_equal(dmaio_queue_reap(q, &d, 1, 1, -1), 1);
+		assert_int_equal(d.res, 16 << 20);
+		assert_int_equal(d.path, DMAIO_PATH_BOUNCE_DIRECT);
+	}
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &pf), 0);
+	dmaio_q_req_init(&r, b, &pf, false, 0, 0, 16u << 20, 0, 0);
+	(void)ratio_of(&r, DMAIO_PATH_BOUNCE_DIRECT, &cold);
+	{
+		struct view v;
+
+		look(&r, 100, &v);
+		warm = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->samples;
+	}
+	printf("# four 16 MiB reads alone, bounce-direct: %u samples (cold %u, warm %u)\n",
+	       cold + warm, cold, warm);
+	assert_true(cold + warm >= 1 && cold + warm <= 3);
+	dmaio_queue_free(q);
+	dmaio_file_close(f);
+	dmaio_file_release(&pf);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
 }
 
 /* Count the paths 64 transfers of r would take, each chosen afresh. */
@@ -786,6 +850,7 @@ int main(void)
 		cmocka_unit_test(t_pagecache_writes),
 		cmocka_unit_test(t_cpu_choice),
 		cmocka_unit_test(t_explore),
+		cmocka_unit_test(t_queue_learns),
 		cmocka_unit_test(t_setup),
 		cmocka_unit_test(t_fixed_learns),
 		cmocka_unit_test(t_explain_args),

@@ -112,18 +112,53 @@ static void cell_get(const struct dmaio_cost *c, uint32_t key, uint32_t *samples
 		*lr = 0;
 }
 
+#define KEY_PATH_SHIFT 24
+#define KEY_PATH_MASK (0x7fu << KEY_PATH_SHIFT)
+#define KEY_MODE(k) (((k) >> 22) & 3u)
+
+/* What a path not measured yet in a kind starts from: the least log2 ratio the other paths of
+ * the kind learned. They met the same storage and the same buffer, which the prior knows only
+ * from a best-case copy (the storage "twice as slow": 55 GB/s on our host, where it reads at
+ * 4.4); left at 1 while its siblings learned 5-12x, every path not yet measured looked the
+ * cheapest and was taken in turn, and a 4 GiB model load spread over four paths. The least:
+ * a path that may be better is still tried. A page-cache write's ratio (its completion comes
+ * before the storage works) teaches its siblings nothing. */
+static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
+{
+	bool have = false;
+
+	for (uint32_t id = 1; id < DMAIO_PATH_COUNT; id++) {
+		uint32_t n, k = (key & ~KEY_PATH_MASK) | id << KEY_PATH_SHIFT;
+		float lr;
+
+		if (k == key || (KEY_MODE(key) == 2 &&
+				 (id == DMAIO_PATH_BUFFERED || id == DMAIO_PATH_SENDFILE)))
+			continue;
+		cell_get(c, k, &n, &lr);
+		if (n && (!have || lr < *out)) {
+			*out = lr;
+			have = true;
+		}
+	}
+	return have;
+}
+
 /* Fold one measured log2 ratio in: the mean of the first 8, then a moving average of 1/8
  * weight (a machine's costs drift: other load, the page cache, a kernel's own caches). One
- * sample moves the ratio at most 2x either way, from 1 for the first: a request that met a
+ * sample moves the ratio at most 2x either way, for the first from where it stood (its
+ * siblings', else 1): a request that met a
  * one-time cost (a page-cache miss the residency did not show, another process's burst) must
  * not rule a path out, since a path not chosen is never measured again. */
 static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 {
 	struct dmaio_cost_cell *cell = cell_find(c, key, true);
 	uint64_t old, nv;
+	float from = 0;
 
 	if (!cell)
 		return;
+	if (KEY_PATH_MASK & key)
+		sibling_lr(c, key, &from);
 	old = __atomic_load_n(&cell->val, __ATOMIC_RELAXED);
 	do {
 		uint32_t n = (uint32_t)(old >> 32), bits = (uint32_t)old;
@@ -131,7 +166,7 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 
 		memcpy(&lr, &bits, sizeof(lr));
 		if (!n)
-			lr = 0;
+			lr = from;
 		lr += fminf(fmaxf((obs - lr) / (float)(n + 1 < 8 ? n + 1 : 8), -1), 1);
 		memcpy(&bits, &lr, sizeof(bits));
 		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
@@ -178,8 +213,11 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 		    e->setup_ns;
 	e->key = make_key(r, path->id, mode, r->len - r->start);
 	e->samples = 0;
-	if (!r->ctx->cost.fixed)
+	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
+		if (!e->samples)
+			sibling_lr(&r->ctx->cost, e->key, &lr);
+	}
 	/* A write through the page cache completes before the storage sees it (writeback comes
 	 * later, in the kernel's flusher threads), so its completions never show the storage's
 	 * cost and teach that it is cheap: 31 of 60 4K camera frames went `buffered` that way.
@@ -192,7 +230,8 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 		bool have = false;
 
 		for (unsigned i = 0; i < 2; i++) {
-			uint32_t n, k = (e->key & ~(0x7fu << 24)) | (uint32_t)direct[i] << 24;
+			uint32_t n, k = (e->key & ~KEY_PATH_MASK) |
+					 (uint32_t)direct[i] << KEY_PATH_SHIFT;
 			float dl;
 
 			cell_get(&r->ctx->cost, k, &n, &dl);

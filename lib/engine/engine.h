@@ -44,6 +44,7 @@ struct dmaio_op {
 	uint32_t bounce_units;
 	uint8_t bounce_area;       /* the engine's: which area they are of */
 	int path;                  /* the issuer's */
+	double svc_v0;             /* the issuer's: its service clock when the op started */
 	/* results */
 	uint32_t got;              /* bytes moved */
 	int res;                   /* 0 or -errno */
