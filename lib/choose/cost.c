@@ -144,9 +144,11 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
 }
 
 /* Fold one measured log2 ratio in: the mean of the first 8, then a moving average of 1/8
- * weight (a machine's costs drift: other load, the page cache, a kernel's own caches). One
- * sample moves the ratio at most 2x either way, for the first from where it stood (its
- * siblings', else 1): a request that met a
+ * weight (a machine's costs drift: other load, the page cache, a kernel's own caches). The
+ * first sample of a kind (no path of it measured yet) is taken whole: it calibrates the
+ * storage against a prior that knows only a best-case copy (clamped, a 16 MiB range read alone
+ * learned 2x where the truth was 12x, and its siblings started from that). Every other sample
+ * moves the ratio at most 2x either way, a path's first from its siblings' ratio: a request that met a
  * one-time cost (a page-cache miss the residency did not show, another process's burst) must
  * not rule a path out, since a path not chosen is never measured again. */
 static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
@@ -154,11 +156,12 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 	struct dmaio_cost_cell *cell = cell_find(c, key, true);
 	uint64_t old, nv;
 	float from = 0;
+	bool first_of_kind = false;    /* a mapping's cost (path 0) keeps the cap */
 
 	if (!cell)
 		return;
 	if (KEY_PATH_MASK & key)
-		sibling_lr(c, key, &from);
+		first_of_kind = !sibling_lr(c, key, &from);
 	old = __atomic_load_n(&cell->val, __ATOMIC_RELAXED);
 	do {
 		uint32_t n = (uint32_t)(old >> 32), bits = (uint32_t)old;
@@ -167,7 +170,10 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 		memcpy(&lr, &bits, sizeof(lr));
 		if (!n)
 			lr = from;
-		lr += fminf(fmaxf((obs - lr) / (float)(n + 1 < 8 ? n + 1 : 8), -1), 1);
+		if (!n && first_of_kind)
+			lr = obs;
+		else
+			lr += fminf(fmaxf((obs - lr) / (float)(n + 1 < 8 ? n + 1 : 8), -1), 1);
 		memcpy(&bits, &lr, sizeof(bits));
 		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
 	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
