@@ -4,11 +4,14 @@
 
   /usr/bin/python3 bench/gst-sink.py BUILD_DIR [--dir DIR] [--frames N] [--rounds R]
                                      [--sizes WxH,...] [--format NV12] [--fps 60]
+                                     [--paths PATH,...]
 
 Each size: a live videotestsrc (pattern black: the source is cheap) at --fps into
   fakesink   the source's own cost (subtracted from the others: the sink's CPU per frame),
   filesink   buffered write() of each frame,
   dmaiosink  the frames through a libdmaio queue (queue-depth 4),
+  dmaiosink@PATH  the same with DMAIO_PATH=PATH (each of --paths: the forced paths beside
+             auto, for issue 26's frame-writer target),
 rounds interleaved (fakesink, filesink, dmaiosink, fakesink, ...), each run in its own process
 (CPU = user + system of the process: its io_uring and worker threads included). Both sinks
 sync to the clock with qos and max-lateness of one frame period: a frame the sink could not
@@ -40,7 +43,7 @@ def run_one(a):
     period = 1_000_000_000 // a.fps
     sink = {"fakesink": "fakesink",
             "filesink": f"filesink location={a.location}",
-            "dmaiosink": f"dmaiosink name=dsink location={a.location} queue-depth=4"}[a.sink]
+            "dmaiosink": f"dmaiosink name=dsink location={a.location} queue-depth=4"}[a.sink.split("@")[0]]
     desc = (f"videotestsrc is-live=true pattern=black num-buffers={a.frames} ! "
             f"video/x-raw,format={a.format},width={w},height={h},framerate={a.fps}/1 ! "
             f"{sink} name=out sync=true qos=true max-lateness={period}")
@@ -88,6 +91,7 @@ def main():
     ap.add_argument("--sizes", default="3840x2160,1920x1080")
     ap.add_argument("--format", default="NV12")
     ap.add_argument("--fps", type=int, default=60)
+    ap.add_argument("--paths", default="", help="forced paths run beside auto (DMAIO_PATH)")
     ap.add_argument(ONE, action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sink", help=argparse.SUPPRESS)
     ap.add_argument("--size", help=argparse.SUPPRESS)
@@ -101,7 +105,7 @@ def main():
                LD_LIBRARY_PATH=libdir + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
                GST_REGISTRY=os.path.join(tempfile.gettempdir(), f"dmaio-gst-bench-{os.getpid()}.bin"))
     loc = os.path.join(a.dir, f"dmaio-gst-sink-{os.getpid()}.raw")
-    sinks = ["fakesink", "filesink", "dmaiosink"]
+    sinks = ["fakesink", "filesink", "dmaiosink"] + [f"dmaiosink@{p}" for p in a.paths.split(",") if p]
     print(f"# {' '.join(sys.argv)}  ({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, "
           f"{os.uname().release}, {os.cpu_count()} CPUs, {a.frames} frames of {a.format} "
           f"at {a.fps} fps, live, {a.rounds} rounds interleaved)")
@@ -111,11 +115,15 @@ def main():
         for r in range(a.rounds):
             for s in sinks:
                 subprocess.run(["sync"], check=False)
+                senv = dict(env)
+                senv.pop("DMAIO_PATH", None)
+                if "@" in s:
+                    senv["DMAIO_PATH"] = s.split("@")[1]
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), a.build, ONE,
                                       "--sink", s, "--size", size, "--location", loc,
                                       "--frames", str(a.frames), "--format", a.format,
                                       "--fps", str(a.fps)],
-                                     env=env, capture_output=True, text=True)
+                                     env=senv, capture_output=True, text=True)
                 try:
                     os.unlink(loc)
                 except FileNotFoundError:
@@ -143,11 +151,11 @@ def main():
                          statistics.median(x["latency-p99-us"] for x in lat) / 1e3 if lat else None,
                          max(x["latency-max-us"] for x in lat) / 1e3 if lat else None))
     print()
-    print(f"{'size':<10} {'sink':<10} {'CPU ms/frame [min-max]':>26} {'sink ms/frame':>14} "
+    print(f"{'size':<10} {'sink':<26} {'CPU ms/frame [min-max]':>26} {'sink ms/frame':>14} "
           f"{'dropped (max)':>14} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for r in rows:
         lat = " ".join(f"{v:8.2f}" if v is not None else f"{'-':>8}" for v in r[8:11])
-        print(f"{r[0]:<10} {r[1]:<10} {r[2]:10.3f} [{r[3]:6.3f}-{r[4]:6.3f}] {r[5]:14.3f} "
+        print(f"{r[0]:<10} {r[1]:<26} {r[2]:10.3f} [{r[3]:6.3f}-{r[4]:6.3f}] {r[5]:14.3f} "
               f"{r[6]:8.0f} ({r[7]:3d}) {lat}")
     by = {(r[0], r[1]): r for r in rows}
     for size in a.sizes.split(","):
@@ -155,6 +163,11 @@ def main():
         if f[5] > 0:
             print(f"{size}: dmaiosink's CPU per frame is {d[5] / f[5]:.2f}x filesink's "
                   f"(target <= 0.20x), the source's subtracted")
+        forced = [by[(size, s)] for s in sinks if "@" in s]
+        if forced:
+            best = min(forced, key=lambda r: r[5])
+            print(f"{size}: auto's sink CPU per frame is {d[5] / best[5]:.2f}x the cheapest forced "
+                  f"path's ({best[1]}; target <= 1.10x); drops {d[6]:.0f} vs {best[6]:.0f}")
     print("(CPU: user + system of the process per frame, medians of the rounds; sink = minus the "
           "fakesink run's median; dropped: frames later than one period, from QoS messages)")
     return 0

@@ -292,6 +292,9 @@ struct dmaio_req {
 	double cost_model_ns;
 	uint64_t setup_ns;
 	double svc_ns;             /* its ops' shares of the time they were in flight (queue.c) */
+	float busy;                /* the share of recent time its queue had ops in flight, when
+				    * the caller does not wait on each request (an asynchronous
+				    * queue, queue.c); 0: unknown, a synchronous call, a question */
 	/* progress of the current path over [start, end) of the range (rel offsets) */
 	uint64_t start;
 	uint64_t end;              /* len, or less for reads that stop at end of file */

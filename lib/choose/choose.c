@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Path choice: the path table, and the choice of the path with the lowest estimated cost
  * (cost.c) among those that can serve, from cached facts only (no syscalls). */
+#include <math.h>
 #include <string.h>
 
 #include "choose.h"
@@ -71,7 +72,25 @@ static int price(const struct dmaio_req *r, const struct dmaio_path_ops *p, int 
  * a shared device (the same path forced twice differs by 30% on our host): the one without the
  * copy is then the better choice for the machine. -1 when none can serve. */
 #define CPU_MARGIN 1.10
-static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, bool *by_cpu)
+/* A queue that was idle most of the time (a frame writer at 60 fps: a 3 MB frame takes 2 ms)
+ * does not wait for its requests: it has time to spare and the CPU is what a path costs it.
+ * A path that takes m times the lowest estimate makes the queue busy m times as long; if the
+ * caller did wait on every request after all, that would cost it (m - 1) x busy of its time, so
+ * the margin is m = 1 + SPARE_COST / busy, at most SPARE_MAX: never more than 10% of the
+ * caller's time for the CPU. On our host 1080p frames from memfd buffers took 2.1 ms O_DIRECT
+ * from their own pages and 1.6 ms through huge-page bounce memory (which costs the copy):
+ * 0.73 against 0.88-1.0 ms of CPU per frame. */
+#define SPARE_COST 0.10
+#define SPARE_MAX 2.0
+static double margin_of(const struct dmaio_req *r)
+{
+	if (r->busy <= 0)
+		return CPU_MARGIN;
+	return fmax(CPU_MARGIN, fmin(SPARE_MAX, 1 + SPARE_COST / r->busy));
+}
+
+static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, double margin,
+		bool *by_cpu)
 {
 	int low = -1, p = -1;
 
@@ -81,7 +100,7 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, b
 	if (low < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (!status[i] && est[i].est_ns <= est[low].est_ns * CPU_MARGIN &&
+		if (!status[i] && est[i].est_ns <= est[low].est_ns * margin &&
 		    (p < 0 || est[i].cpu_ns < est[p].cpu_ns))
 			p = (int)i;
 	*by_cpu = p != low;
@@ -93,10 +112,17 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, b
  * out for good. Every EXPLORE_EVERY-th automatic choice takes instead the candidate with the
  * fewest measurements among those whose estimate is within EXPLORE_MARGIN of the pick's: at
  * most 1/16 of the requests, each at most 1.5x the estimate, so never more than about 3% on
- * average. Not with DMAIO_COST=fixed (tests see one choice), nor for a forced path's fallback,
- * nor a write through the page cache (its time teaches nothing). */
+ * average. A path measured fewer than EXPLORE_FEW times is tried up to EXPLORE_FAR: its
+ * ratio is its siblings' or one sample's, and one sample can be another request's wait (a
+ * bounce-direct frame write measured once at 212x its model, 12 times what it costs alone,
+ * was out of the margin for good, and the frames stayed on a path 4x slower); that costs at
+ * most EXPLORE_FEW requests per path and kind at 4x. Not with DMAIO_COST=fixed (tests see one
+ * choice), nor for a forced path's fallback, nor a write through the page cache (its time
+ * teaches nothing). */
 #define EXPLORE_EVERY 16u
 #define EXPLORE_MARGIN 1.5
+#define EXPLORE_FEW 3u
+#define EXPLORE_FAR 4.0
 static bool teaches(const struct dmaio_req *r, int id)
 {
 	/* a write through the page cache completes before the storage sees it: its time says
@@ -115,7 +141,8 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		return p;
 	for (size_t i = 0; i < n; i++)
 		if ((int)i != p && !status[i] && teaches(r, path_table[i]->id) &&
-		    est[i].est_ns <= est[p].est_ns * EXPLORE_MARGIN &&
+		    est[i].est_ns <= est[p].est_ns *
+				     (est[i].samples < EXPLORE_FEW ? EXPLORE_FAR : EXPLORE_MARGIN) &&
 		    est[i].samples <= est[p].samples &&
 		    (x < 0 || est[i].samples < est[x].samples))
 			x = (int)i;
@@ -171,7 +198,7 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, u
 		    e[i].bytes_ns / 1e3, e[i].walk_ns / 1e3, e[i].ratio, e[i].samples,
 		    e[i].setup_ns / 1e3, e[i].cpu_ns / 1e3);
 	}
-	p = pick(status, e, n, &by_cpu);
+	p = pick(status, e, n, margin_of(r), &by_cpu);
 	if (p < 0) {
 		/* a path that needs the mapping could have served, had the exporter given one:
 		 * -ENODEV says so (dmaio_fd_read()), more than any other path's refusal */
@@ -179,8 +206,9 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, u
 		return NULL;
 	}
 	if (by_cpu)
-		DBG(r->ctx, "  %s: within %.0f%% of the lowest estimate, the least CPU",
-		    path_table[p]->name, (CPU_MARGIN - 1) * 100);
+		DBG(r->ctx, "  %s: within %.0f%% of the lowest estimate (the queue busy %.0f%% of "
+		    "the time), the least CPU", path_table[p]->name, (margin_of(r) - 1) * 100,
+		    r->busy * 100);
 	if (first && (flags & DMAIO_CHOOSE_EXPLORE)) {
 		int x = explore(r, status, e, n, p);
 
@@ -215,7 +243,7 @@ int dmaio_choose_explain(const struct dmaio_req *r, int cached_pct, int *status,
 		memset(&est[i], 0, sizeof(est[i]));
 		status[i] = price(r, p, cached_pct, mode, &est[i], &why[i]);
 	}
-	pk = pick(status, est, ARRAY_SIZE(path_table), &by_cpu);
+	pk = pick(status, est, ARRAY_SIZE(path_table), margin_of(r), &by_cpu);
 	/* a forced path that can serve is taken whatever its estimate */
 	for (size_t i = 0; i < ARRAY_SIZE(path_table); i++)
 		if (r->forced == path_table[i]->id && !status[i])

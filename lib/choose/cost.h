@@ -27,6 +27,9 @@ struct dmaio_cost_est {
 	double est_ns;
 };
 
+/* The path a cost key is of (a key: bit 31, path << 24, then the kind of request) */
+#define DMAIO_COST_KEY_PATH(key) (((key) >> 24) & 0x7fu)
+
 /* The params of DMAIO_COST=fixed (the same on every machine: tests), and the params derived
  * from the two measured ones (a memory copy per byte, a trivial syscall). */
 void dmaio_cost_params_fixed(struct dmaio_cost_params *p);

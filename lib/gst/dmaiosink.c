@@ -575,7 +575,7 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 {
 	guint nmem = gst_buffer_n_memory(buf);
 	bool direct = nmem <= MAX_MEMS;
-	uint64_t at = 0;
+	uint64_t at = 0, skew;
 	GstMapInfo map;
 	int err = 0, r;
 
@@ -613,8 +613,14 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 		}
 		*nios = 0;
 	}
-	/* system memory (or not importable): into the staging buffer */
-	if (f->staging_size < f->size) {
+	/* System memory (or not importable): into the staging buffer, at the file offset's place
+	 * in a page. Frames follow one another in the file, so a frame whose size is no multiple
+	 * of the page (1080p NV12: 3110400 bytes) starts within a page 7 times in 8; copied to
+	 * offset 0, the buffer's pages would sit across the file's, and O_DIRECT from memory that
+	 * is not page-aligned costs: a 1080p frame took 10-40 ms so on our host against 1-2 ms
+	 * aligned (bench/RESULTS.md, session 19). The copy is ours, so its place is free. */
+	skew = f->off % (uint64_t)sysconf(_SC_PAGESIZE);
+	if (f->staging_size < f->size + skew) {
 		static const char *const memfd[] = { "memfd", NULL };
 		struct dmaio_alloc_opts o = { .struct_size = sizeof(o),
 					      .flags = DMAIO_ALLOC_ALLOW_NON_DMABUF,
@@ -624,14 +630,15 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 		dmaio_buf_free(f->staging);
 		f->staging = NULL;
 		f->staging_size = 0;
-		r = dmaio_buf_alloc(s->ctx, f->size, &o, &f->staging, &why);
+		r = dmaio_buf_alloc(s->ctx, f->size + (uint64_t)sysconf(_SC_PAGESIZE), &o,
+				    &f->staging, &why);
 		if (r) {
 			GST_ELEMENT_ERROR(s, RESOURCE, NO_SPACE_LEFT,
 					  ("cannot allocate a %" G_GUINT64_FORMAT "-byte staging buffer: %s",
 					   f->size, why.text[0] ? why.text : g_strerror(-r)), (NULL));
 			return r;
 		}
-		f->staging_size = f->size;
+		f->staging_size = f->size + (uint64_t)sysconf(_SC_PAGESIZE);
 	}
 	{
 		void *p;
@@ -641,12 +648,12 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 			return r;
 		if (!gst_buffer_map(buf, &map, GST_MAP_READ))
 			return -EIO;
-		memcpy(p, map.data, map.size);
+		memcpy((char *)p + skew, map.data, map.size);
 		gst_buffer_unmap(buf, &map);
 	}
 	ios[0] = (struct dmaio_io){ .struct_size = sizeof(struct dmaio_io), .op = DMAIO_OP_WRITE,
 				    .file = s->file, .file_off = f->off, .buf = f->staging,
-				    .len = f->size };
+				    .buf_off = skew, .len = f->size };
 	*nios = 1;
 	s->frames_copied++;
 	return 0;

@@ -38,6 +38,13 @@ struct dmaio_q {
 	double vclock;
 	uint64_t vlast;
 	unsigned nops;
+	/* How busy the queue is: the time with ops in flight, and its share of the time between
+	 * request arrivals (a moving average of 1/8 weight; 1 until measured). A queue busy a
+	 * small part of the time does not make its caller wait: the choice may then save CPU at
+	 * some cost in time (choose.c, margin_of). Asynchronous queues only: a synchronous call's
+	 * caller waits on every request. */
+	uint64_t busy_ns, win_t0, win_busy_ns;
+	float busy;
 	/* what finished requests cost, summed per cost key until LEARN_BATCH of them (one
 	 * request's share says little: requests finish in bunches), or until the queue goes idle
 	 * with at least LEARN_IDLE_NS summed (one long request is a sample of its own: a
@@ -54,8 +61,12 @@ struct dmaio_q {
 
 static void learn_flush(struct dmaio_q *q, struct learn_acc *a)
 {
-	if (a->n)
+	if (a->n) {
+		DBG(q->ctx, "  learned: %s, %u requests: %.1f us measured, %.1f us modelled (%.2fx)",
+		    dmaio_choose_path_name(DMAIO_COST_KEY_PATH(a->key)), a->n, a->service / 1e3,
+		    a->model / 1e3, a->model > 0 ? a->service / a->model : 0);
 		dmaio_cost_learn_sum(q->ctx, a->key, a->service, a->model);
+	}
 	memset(a, 0, sizeof(*a));
 }
 
@@ -86,8 +97,10 @@ static void learn_add(struct dmaio_q *q, uint32_t key, double service, double mo
 /* The service clock to now, before the number of ops in flight changes. */
 static void clock_advance(struct dmaio_q *q, uint64_t now)
 {
-	if (q->nops && now > q->vlast)
+	if (q->nops && now > q->vlast) {
 		q->vclock += (double)(now - q->vlast) / q->nops;
+		q->busy_ns += now - q->vlast;
+	}
 	q->vlast = now;
 }
 
@@ -100,6 +113,7 @@ int dmaio_q_new(struct dmaio_ctx *ctx, unsigned depth, unsigned cap, struct dmai
 		return -ENOMEM;
 	q->ctx = ctx;
 	q->cap = cap;
+	q->busy = 1;
 	if (cap) {
 		q->reqs = calloc(cap, sizeof(*q->reqs));
 		if (!q->reqs) {
@@ -510,6 +524,15 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 
 	r->t0 = dmaio_now_ns();
 	r->svc_ns = 0;
+	if (q->cap) {
+		clock_advance(q, r->t0);
+		if (q->win_t0 && r->t0 > q->win_t0)
+			q->busy += ((float)(q->busy_ns - q->win_busy_ns) /
+				    (float)(r->t0 - q->win_t0) - q->busy) / 8;
+		q->win_t0 = r->t0;
+		q->win_busy_ns = q->busy_ns;
+		r->busy = q->busy;
+	}
 	q->held++;
 	q->prog.submitted++;
 	q->prog.bytes_submitted += r->len;
