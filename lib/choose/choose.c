@@ -110,9 +110,12 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
 /* Exploration: a path that is not chosen is never measured again, so one bad sample (a request
  * that met a one-time cost, a burst of another process) or a machine that changed would keep it
  * out for good. Every EXPLORE_EVERY-th automatic choice takes instead the candidate with the
- * fewest measurements among those whose estimate is within EXPLORE_MARGIN of the pick's: at
- * most 1/16 of the requests, each at most 1.5x the estimate, so never more than about 3% on
- * average. A path measured fewer than EXPLORE_FEW times is tried up to EXPLORE_FAR: its
+ * fewest measurements among those whose estimate is within EXPLORE_MARGIN of the pick's (or the
+ * pick's own margin when a queue with time to spare widened it: a path that could be taken
+ * for its CPU must be measured again, or one noisy stretch of the storage keeps it out; a
+ * 1080p frame writer so stayed on bounce-direct): at most 1/16 of the requests, each at most
+ * 1.5x the estimate, so never more than about 3% on average (up to 2x where the caller does not
+ * wait). A path measured fewer than EXPLORE_FEW times is tried up to EXPLORE_FAR: its
  * ratio is its siblings' or one sample's, and one sample can be another request's wait (a
  * bounce-direct frame write measured once at 212x its model, 12 times what it costs alone,
  * was out of the margin for good, and the frames stayed on a path 4x slower); that costs at
@@ -141,9 +144,8 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		return p;
 	for (size_t i = 0; i < n; i++)
 		if ((int)i != p && !status[i] && teaches(r, path_table[i]->id) &&
-		    est[i].est_ns <= est[p].est_ns *
-				     (est[i].samples < EXPLORE_FEW ? EXPLORE_FAR : EXPLORE_MARGIN) &&
-		    est[i].samples <= est[p].samples &&
+		    est[i].est_ns <= est[p].est_ns * (est[i].samples < EXPLORE_FEW ? EXPLORE_FAR :
+						       fmax(EXPLORE_MARGIN, margin_of(r))) &&
 		    (x < 0 || est[i].samples < est[x].samples))
 			x = (int)i;
 	return x < 0 ? p : x;
