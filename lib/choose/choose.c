@@ -77,9 +77,11 @@ static int price(const struct dmaio_req *r, const struct dmaio_path_ops *p, int 
  * A path that takes m times the lowest estimate makes the queue busy m times as long; if the
  * caller did wait on every request after all, that would cost it (m - 1) x busy of its time, so
  * the margin is m = 1 + SPARE_COST / busy, at most SPARE_MAX: never more than 10% of the
- * caller's time for the CPU. On our host 1080p frames from memfd buffers took 2.1 ms O_DIRECT
- * from their own pages and 1.6 ms through huge-page bounce memory (which costs the copy):
- * 0.73 against 0.88-1.0 ms of CPU per frame. */
+ * caller's time for the CPU. On our host 1080p frames from memfd buffers took 2.6-3.6 ms
+ * O_DIRECT from their own pages and 1.6 ms through huge-page bounce memory (which costs the
+ * copy: 0.92 against 0.62 ms of CPU per frame); at 60 fps the queue is busy about 15% of the
+ * time, a margin of 1.7x, and they mostly go through the bounce memory (bench/RESULTS.md,
+ * session 19). */
 #define SPARE_COST 0.10
 #define SPARE_MAX 2.0
 static double margin_of(const struct dmaio_req *r)

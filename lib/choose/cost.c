@@ -69,8 +69,9 @@ static unsigned buf_bucket(const struct dmaio_buf *b)
 /* Buffer and file offsets that differ modulo the page size: memory that moves straight to or
  * from the file (O_DIRECT into the buffer's pages) is not page-aligned where the file is, and
  * every block of it spans two pages. What that costs is the device's and its driver's: on our
- * host (virtio-blk) a 3 MiB O_DIRECT write from 512-aligned memory took 10-43 ms against
- * 0.8-1.4 ms page-aligned, reads no slower; 1080p NV12 frames (3110400 bytes) written one
+ * host (virtio-blk) a 3 MiB O_DIRECT write from memory 512 or 2048 bytes past a page boundary
+ * took 44-46 ms against 2.1-2.3 ms page-aligned, reads 1.1-1.4x (bench/dmaio-bench-dio-align);
+ * 1080p NV12 frames (3110400 bytes) written one
  * after another from buffers at offset 0 are so 7 times in 8. Such requests are a kind of
  * their own, learned apart. */
 static bool sub_page(const struct dmaio_req *r)

@@ -575,6 +575,7 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 {
 	guint nmem = gst_buffer_n_memory(buf);
 	bool direct = nmem <= MAX_MEMS;
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t at = 0, skew;
 	GstMapInfo map;
 	int err = 0, r;
@@ -617,9 +618,10 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 	 * in a page. Frames follow one another in the file, so a frame whose size is no multiple
 	 * of the page (1080p NV12: 3110400 bytes) starts within a page 7 times in 8; copied to
 	 * offset 0, the buffer's pages would sit across the file's, and O_DIRECT from memory that
-	 * is not page-aligned costs: a 1080p frame took 10-40 ms so on our host against 1-2 ms
-	 * aligned (bench/RESULTS.md, session 19). The copy is ours, so its place is free. */
-	skew = f->off % (uint64_t)sysconf(_SC_PAGESIZE);
+	 * is not page-aligned costs: a 1080p frame took 37-60 ms so on our host against 1.6-2.6 ms
+	 * aligned, 20x for the write alone (bench/RESULTS.md, session 19). The copy is ours, so its
+	 * place is free. */
+	skew = f->off % page;
 	if (f->staging_size < f->size + skew) {
 		static const char *const memfd[] = { "memfd", NULL };
 		struct dmaio_alloc_opts o = { .struct_size = sizeof(o),
@@ -630,15 +632,14 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 		dmaio_buf_free(f->staging);
 		f->staging = NULL;
 		f->staging_size = 0;
-		r = dmaio_buf_alloc(s->ctx, f->size + (uint64_t)sysconf(_SC_PAGESIZE), &o,
-				    &f->staging, &why);
+		r = dmaio_buf_alloc(s->ctx, f->size + page, &o, &f->staging, &why);
 		if (r) {
 			GST_ELEMENT_ERROR(s, RESOURCE, NO_SPACE_LEFT,
 					  ("cannot allocate a %" G_GUINT64_FORMAT "-byte staging buffer: %s",
 					   f->size, why.text[0] ? why.text : g_strerror(-r)), (NULL));
 			return r;
 		}
-		f->staging_size = f->size + (uint64_t)sysconf(_SC_PAGESIZE);
+		f->staging_size = f->size + page;
 	}
 	{
 		void *p;
