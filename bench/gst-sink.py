@@ -4,7 +4,7 @@
 
   /usr/bin/python3 bench/gst-sink.py BUILD_DIR [--dir DIR] [--frames N] [--rounds R]
                                      [--sizes WxH,...] [--format NV12] [--fps 60]
-                                     [--paths PATH,...]
+                                     [--paths PATH,...] [--copy]
 
 Each size: a live videotestsrc (pattern black: the source is cheap) at --fps into
   fakesink   the source's own cost (subtracted from the others: the sink's CPU per frame),
@@ -12,6 +12,9 @@ Each size: a live videotestsrc (pattern black: the source is cheap) at --fps int
   dmaiosink  the frames through a libdmaio queue (queue-depth 4),
   dmaiosink@PATH  the same with DMAIO_PATH=PATH (each of --paths: the forced paths beside
              auto, for issue 26's frame-writer target),
+  dmaiosink-copy  with --copy: dmaiosink propose-pool=false, so the source writes into its own
+             memory and each frame is copied into the sink's staging buffer (session 19's sink);
+             dmaiosink proposes its pool and writes the frames from where the source put them,
 rounds interleaved (fakesink, filesink, dmaiosink, fakesink, ...), each run in its own process
 (CPU = user + system of the process: its io_uring and worker threads included). Both sinks
 sync to the clock with qos and max-lateness of one frame period: a frame the sink could not
@@ -43,7 +46,9 @@ def run_one(a):
     period = 1_000_000_000 // a.fps
     sink = {"fakesink": "fakesink",
             "filesink": f"filesink location={a.location}",
-            "dmaiosink": f"dmaiosink name=dsink location={a.location} queue-depth=4"}[a.sink.split("@")[0]]
+            "dmaiosink": f"dmaiosink name=dsink location={a.location} queue-depth=4",
+            "dmaiosink-copy": f"dmaiosink name=dsink location={a.location} queue-depth=4 "
+                              "propose-pool=false"}[a.sink.split("@")[0]]
     desc = (f"videotestsrc is-live=true pattern=black num-buffers={a.frames} ! "
             f"video/x-raw,format={a.format},width={w},height={h},framerate={a.fps}/1 ! "
             f"{sink} name=out sync=true qos=true max-lateness={period}")
@@ -66,8 +71,9 @@ def run_one(a):
             s = m.get_structure()
             if s and s.get_name() == "dmaiosink-stats":
                 stats = {k: s.get_value(k) for k in ("frames-written", "frames-dropped",
+                                                      "frames-pool", "frames-copied",
                                                       "latency-p50-us", "latency-p99-us",
-                                                      "latency-max-us")}
+                                                      "latency-max-us") if s.has_field(k)}
         elif m.type == Gst.MessageType.ERROR:
             e, dbg = m.parse_error()
             err = f"{e.message} ({dbg})"
@@ -92,6 +98,8 @@ def main():
     ap.add_argument("--format", default="NV12")
     ap.add_argument("--fps", type=int, default=60)
     ap.add_argument("--paths", default="", help="forced paths run beside auto (DMAIO_PATH)")
+    ap.add_argument("--copy", action="store_true",
+                    help="also dmaiosink propose-pool=false (every frame copied)")
     ap.add_argument(ONE, action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sink", help=argparse.SUPPRESS)
     ap.add_argument("--size", help=argparse.SUPPRESS)
@@ -105,7 +113,8 @@ def main():
                LD_LIBRARY_PATH=libdir + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
                GST_REGISTRY=os.path.join(tempfile.gettempdir(), f"dmaio-gst-bench-{os.getpid()}.bin"))
     loc = os.path.join(a.dir, f"dmaio-gst-sink-{os.getpid()}.raw")
-    sinks = ["fakesink", "filesink", "dmaiosink"] + [f"dmaiosink@{p}" for p in a.paths.split(",") if p]
+    sinks = (["fakesink", "filesink", "dmaiosink"] + (["dmaiosink-copy"] if a.copy else []) +
+             [f"dmaiosink@{p}" for p in a.paths.split(",") if p])
     print(f"# {' '.join(sys.argv)}  ({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, "
           f"{os.uname().release}, {os.cpu_count()} CPUs, {a.frames} frames of {a.format} "
           f"at {a.fps} fps, live, {a.rounds} rounds interleaved)")

@@ -8,6 +8,11 @@
      frames (one line per frame, in order, offsets contiguous, PTS of the source).
   3. Rotation: max-size-bytes gives files of whole frames that concatenate to filesink's file.
   4. append: a second run adds its frames after the first's.
+  8. The pool dmaiosink proposes to a source in system memory: frames written from where the
+     source put them (no copy), each placed where its frame falls in the file's pages (1080p
+     NV12 frames start inside a page 7 times in 8), with and without a queue between, across a
+     rotation; the files byte-identical with a filesink run; propose-pool=false copies every
+     frame; a layout with padding stays in place and is copied where it must be.
   6. dmaiosrc: the file read back into image buffers reproduces it (several formats), a layout
      whose strides differ from GStreamer's converts to the same picture (video meta), frames
      found through dmaiosink's index, a missing file is an error.
@@ -85,7 +90,7 @@ if r.returncode:
     fail("gst-inspect-1.0 dmaiosink: %s" % r.stderr.strip())
 else:
     for prop in ("location", "queue-depth", "dsync", "append", "max-size-bytes", "max-size-time",
-                 "index-location", "drop-when-full", "stats"):
+                 "index-location", "drop-when-full", "propose-pool", "stats"):
         line = [l for l in r.stdout.splitlines() if l.strip().startswith(prop + " ")]
         if not line or ":" not in line[0] or len(line[0].split(":", 1)[1].strip()) < 10:
             fail("dmaiosink: property %s missing or undocumented" % prop)
@@ -161,6 +166,79 @@ if rc1 or rc2 or rc3 or open(a, "rb").read() != one + one[:3 * 4096]:
     fail("append: the file is not the first run's 5 frames then the second's 3")
 else:
     print("# append: 5 frames then 3 appended, exact")
+
+# 8. the pool proposed upstream: the sink's statistics (its EOS message, gst-launch-1.0 -m) say
+# how each frame went; the file is compared with a filesink run of the same source (layouts
+# without padding: every byte is a pixel the source wrote)
+def launch_stats(desc):
+    import re
+    p = subprocess.run(["gst-launch-1.0", "-m"] + desc.split(), env=env, capture_output=True,
+                       text=True, timeout=300)
+    out = p.stdout + p.stderr
+    check_leaks("gst-launch-1.0 -m " + desc[:120], out)
+    st = {}
+    for k in ("frames-written", "frames-pool", "frames-copied", "frames-direct"):
+        m = re.findall(r"%s=\(guint64\)(\d+)" % k, out)
+        st[k] = int(m[-1]) if m else -1
+    return p.returncode, out, st
+
+
+npool = 0
+pool_cases = [  # format, w, h, frames, between, sink options, frames from the pool (None: all)
+    ("NV12", 1920, 1080, 12, "", "", None),           # 3110400 bytes: 8 in-page offsets
+    ("NV12", 1920, 1080, 12, "queue max-size-buffers=3 !", "queue-depth=2", None),
+    ("I420", 640, 360, 20, "", "queue-depth=1", None),  # 345600 bytes
+    ("RGB", 400, 300, 20, "", "", None),                # 360000 bytes: 8-byte steps
+    ("YUY2", 642, 480, 10, "", "propose-pool=false", 0),
+    ("NV12", 320, 240, 20, "", "max-size-bytes=700000 location-pattern", None),
+]
+for fmt, w, h, n, between, opts, want in pool_cases:
+    a, b = os.path.join(tmp, "pool.raw"), os.path.join(tmp, "pool-ref.raw")
+    rotate = "location-pattern" in opts
+    loc = os.path.join(tmp, "pool-%03d.raw") if rotate else a
+    opts = opts.replace("location-pattern", "")
+    for f in os.listdir(tmp):
+        if f.startswith("pool-"):
+            os.unlink(os.path.join(tmp, f))
+    rc, out, st = launch_stats("%s ! %s dmaiosink location=%s %s" %
+                               (src(fmt, w, h, n), between, loc, opts))
+    launch("%s ! filesink location=%s" % (src(fmt, w, h, n), b))
+    ref = open(b, "rb").read()
+    if rotate:
+        parts = sorted(f for f in os.listdir(tmp) if f.startswith("pool-") and f != "pool-ref.raw")
+        data = b"".join(open(os.path.join(tmp, f), "rb").read() for f in parts)
+    else:
+        data = open(a, "rb").read() if os.path.exists(a) else b""
+    what = "%s %dx%d %s%s" % (fmt, w, h, between + " " if between else "", opts.strip())
+    frames_pool = n if want is None else want
+    # a rotation restarts the offsets: the frame that starts a file was placed for the old one
+    # and is copied (700000-byte files: 6 frames each, 3 rotations in 20 frames)
+    lo = frames_pool - (3 if rotate else 0)
+    if rc or data != ref:
+        fail("pool, %s: rc %d, %d bytes against filesink's %d%s" %
+             (what, rc, len(data), len(ref), ", differing" if len(data) == len(ref) else ""))
+    elif st["frames-written"] != n or not lo <= st["frames-pool"] <= frames_pool or \
+            st["frames-pool"] + st["frames-copied"] != n:
+        fail("pool, %s: %s, expected %d frames from the pool" % (what, st, frames_pool))
+    else:
+        npool += 1
+print("# pool: %d of %d cases byte-identical with filesink, frames from the pool as expected" %
+      (npool, len(pool_cases)))
+# a layout with padding (641 wide: 3 bytes after each line) stays in place: the frames that
+# start inside a page are copied, the others written from the pool; pixel bytes as filesink's
+fmt, w, h, n = "GRAY8", 641, 100, 24
+rc, out, st = launch_stats("%s ! dmaiosink location=%s" % (src(fmt, w, h, n), a))
+launch("%s ! filesink location=%s" % (src(fmt, w, h, n), b))
+data, ref = open(a, "rb").read(), open(b, "rb").read()
+pix = lambda d: b"".join(d[i:i + w] for i in range(0, len(d), 644))
+aligned = sum(1 for k in range(n) if (k * 644 * h) % os.sysconf("SC_PAGESIZE") == 0)
+if rc or len(data) != len(ref) or pix(data) != pix(ref) or st["frames-pool"] != aligned or \
+        st["frames-copied"] != n - aligned:
+    fail("pool, padded GRAY8 641x100: rc %d, %s (expected %d from the pool), pixels %s" %
+         (rc, st, aligned, "equal" if pix(data) == pix(ref) else "differ"))
+else:
+    print("# pool, padded layout: in place, %d frames from the pool, %d copied, pixels exact" %
+          (aligned, n - aligned))
 
 # 6. dmaiosrc: the file back into image buffers (the library's layout, GstVideoMeta)
 nsrc = 0

@@ -7,8 +7,10 @@
  * memory that is a dma-buf (GstDmaBufMemory) is written from the dma-buf itself: it is imported
  * once (the import is cached by the dma-buf's inode) and the queue picks the fastest path for
  * it; the GstBuffer is held until its ranges complete and is then released, so it goes back to
- * the upstream pool as soon as it is on disk. A buffer in system memory is copied into one of
- * the sink's own staging buffers (memfd, so that O_DIRECT paths serve it) and released at once.
+ * the upstream pool as soon as it is on disk. For caps in system memory the sink proposes a
+ * pool of its own memfd buffers (below), and a frame the source put there is written from it,
+ * placed where it falls in the file's pages; any other buffer in system memory is copied into
+ * one of the sink's staging buffers and released at once.
  *
  * At most queue-depth frames are in flight: a frame that finds no room waits for the oldest to
  * complete (drop-when-full drops it instead, counted and reported by a QoS message). A reaper
@@ -58,6 +60,7 @@ enum {
 	PROP_MAX_SIZE_TIME,
 	PROP_INDEX_LOCATION,
 	PROP_DROP_WHEN_FULL,
+	PROP_PROPOSE_POOL,
 	PROP_STATS,
 };
 
@@ -104,6 +107,7 @@ struct _GstDmaioSink {
 	guint64 max_time;
 	gchar *index_location;
 	gboolean drop_when_full;
+	gboolean propose_pool;
 
 	/* state (streaming thread and reaper, under lock) */
 	GMutex lock;
@@ -131,10 +135,17 @@ struct _GstDmaioSink {
 	unsigned nimports;
 	uint64_t use_tick;
 	int failed;             /* first error (negative errno), 0 */
+	uint64_t page;
+
+	/* the pool proposed upstream: where its next buffer's frame will land in the file */
+	GMutex pool_lock;
+	uint64_t pool_next;     /* the file offset of the next frame rendered (s->off) */
+	uint64_t pool_out;      /* pool buffers acquired upstream, not rendered nor released */
 
 	/* statistics (read by the "stats" property from any thread) */
 	GMutex stats_lock;
 	guint64 frames_written, bytes_written, frames_dropped, frames_copied, frames_direct;
+	guint64 frames_pool;
 	guint64 lat_us[LAT_SAMPLES];
 	guint64 nlat;
 };
@@ -231,6 +242,282 @@ static void imports_clear(GstDmaioSink *s)
 		dmaio_buf_free(s->imports[i].buf);
 	memset(s->imports, 0, sizeof(s->imports));
 	s->nimports = 0;
+}
+
+/* ---- the pool proposed upstream -------------------------------------------------------------
+ *
+ * A source in system memory (videotestsrc, a decoder, a converter) writes its frames where its
+ * pool says. Without a pool from us each frame is copied into a staging buffer: the copy is the
+ * largest part of what the sink costs (a 1080p NV12 frame: 3 MiB). So for system-memory caps
+ * the sink proposes a pool of its own memory, memfds allocated through the library, and writes
+ * a frame from where the source put it.
+ *
+ * O_DIRECT wants the memory where the file is in a page: from memory that sits across the
+ * file's pages a write costs 20x on our host (bench/RESULTS.md, session 19), and frames whose
+ * size is no multiple of the page start inside one. Each pool buffer is one page longer than a
+ * frame, and when it is handed out its data is placed at the in-page offset of the file offset
+ * its frame will have: the next frame's offset plus one frame for each buffer handed out and
+ * not yet rendered. A guess that turns out wrong (a rotation, a frame dropped upstream) costs
+ * the copy that would have been made anyway.
+ *
+ * Only a layout without padding moves: a source leaves the padding at the end of a line (641
+ * pixels of 8 bits in a 644-byte stride) as it was, and a frame moved to another place would
+ * find there the bytes of an older frame's pixels. A layout with padding stays at offset 0, its
+ * padding as the memfd gave it (zeros); its frames that start inside a page are copied. */
+struct pool_mem {
+	struct dmaio_buf *buf;
+	GstDmaioSink *sink;  /* a reference: the sink's context outlives its memory */
+	char *base;          /* the buffer's mapping */
+	uint64_t size;       /* the buffer's size */
+	gboolean out;        /* handed out, not rendered nor released */
+};
+
+static GQuark pool_quark;
+
+#define GST_TYPE_DMAIO_SINK_POOL (gst_dmaio_sink_pool_get_type())
+G_DECLARE_FINAL_TYPE(GstDmaioSinkPool, gst_dmaio_sink_pool, GST, DMAIO_SINK_POOL, GstBufferPool)
+
+struct _GstDmaioSinkPool {
+	GstBufferPool parent;
+	GstDmaioSink *sink; /* a reference */
+	guint size;         /* a frame */
+	gboolean shift;     /* the layout has no padding: data may move within its buffer */
+};
+
+G_DEFINE_TYPE(GstDmaioSinkPool, gst_dmaio_sink_pool, GST_TYPE_BUFFER_POOL)
+
+static void pool_mem_free(gpointer data)
+{
+	struct pool_mem *pm = data;
+
+	dmaio_buf_free(pm->buf);
+	gst_object_unref(pm->sink);
+	g_free(pm);
+}
+
+/* Every byte of the frame is a pixel's: each plane's lines are as long as their pixels and
+ * follow one another, the planes follow one another, nothing after the last. Formats whose
+ * pixels are not whole bytes per component (v210, tiled, packed 4:1:1) count as padded. */
+static gboolean tight_layout(const GstVideoInfo *info)
+{
+	const GstVideoFormatInfo *fi = info->finfo;
+	gsize end = 0;
+
+	if (!fi || GST_VIDEO_FORMAT_INFO_IS_TILED(fi) ||
+	    GST_VIDEO_INFO_INTERLACE_MODE(info) == GST_VIDEO_INTERLACE_MODE_ALTERNATE)
+		return FALSE;
+	for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(info); p++) {
+		gint line = 0, rows = 0;
+
+		for (guint c = 0; c < GST_VIDEO_INFO_N_COMPONENTS(info); c++) {
+			gint ps = GST_VIDEO_FORMAT_INFO_PSTRIDE(fi, c);
+
+			if (GST_VIDEO_FORMAT_INFO_PLANE(fi, c) != p)
+				continue;
+			if (ps <= 0 || GST_VIDEO_FORMAT_INFO_DEPTH(fi, c) % 8 ||
+			    GST_VIDEO_FORMAT_INFO_BITS(fi) % 8)
+				return FALSE;
+			line = MAX(line, ps * GST_VIDEO_INFO_COMP_WIDTH(info, c));
+			rows = MAX(rows, GST_VIDEO_INFO_COMP_HEIGHT(info, c));
+		}
+		if (!line || GST_VIDEO_INFO_PLANE_STRIDE(info, p) != line ||
+		    GST_VIDEO_INFO_PLANE_OFFSET(info, p) != end)
+			return FALSE;
+		end += (gsize)line * (gsize)rows;
+	}
+	return end == GST_VIDEO_INFO_SIZE(info);
+}
+
+static gboolean pool_set_config(GstBufferPool *bp, GstStructure *config)
+{
+	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(bp);
+	GstVideoInfo info;
+	GstCaps *caps;
+	guint size, min, max;
+
+	if (!gst_buffer_pool_config_get_params(config, &caps, &size, &min, &max) || !size)
+		return FALSE;
+	p->size = size;
+	p->shift = caps && gst_video_info_from_caps(&info, caps) && info.size == size &&
+		   tight_layout(&info);
+	return GST_BUFFER_POOL_CLASS(gst_dmaio_sink_pool_parent_class)->set_config(bp, config);
+}
+
+static GstFlowReturn pool_alloc(GstBufferPool *bp, GstBuffer **out,
+				GstBufferPoolAcquireParams *params)
+{
+	static const char *const memfd[] = { "memfd", NULL };
+	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(bp);
+	GstDmaioSink *s = p->sink;
+	struct dmaio_alloc_opts o = { .struct_size = sizeof(o),
+				      .flags = DMAIO_ALLOC_ALLOW_NON_DMABUF,
+				      .providers = memfd, .name = "dmaiosink-pool" };
+	struct dmaio_reason why = { .struct_size = sizeof(why) };
+	struct pool_mem *pm = g_new0(struct pool_mem, 1);
+	GstMemory *mem;
+	void *addr;
+	int r;
+
+	(void)params;
+	pm->size = p->size + s->page;
+	r = dmaio_buf_alloc(s->ctx, pm->size, &o, &pm->buf, &why);
+	if (!r)
+		r = dmaio_buf_map(pm->buf, &addr);
+	if (r) {
+		GST_WARNING_OBJECT(s, "pool buffer of %" G_GUINT64_FORMAT " bytes: %s", pm->size,
+				   why.text[0] ? why.text : g_strerror(-r));
+		dmaio_buf_free(pm->buf);
+		g_free(pm);
+		return GST_FLOW_ERROR;
+	}
+	pm->base = addr;
+	pm->sink = gst_object_ref(s);
+	mem = gst_memory_new_wrapped(0, addr, pm->size, 0, p->size, pm, pool_mem_free);
+	gst_mini_object_set_qdata(GST_MINI_OBJECT(mem), pool_quark, pm, NULL);
+	*out = gst_buffer_new();
+	gst_buffer_append_memory(*out, mem);
+	gst_mini_object_set_qdata(GST_MINI_OBJECT(*out), pool_quark, pm, NULL);
+	return GST_FLOW_OK;
+}
+
+static GstFlowReturn pool_acquire(GstBufferPool *bp, GstBuffer **out,
+				  GstBufferPoolAcquireParams *params)
+{
+	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(bp);
+	GstDmaioSink *s = p->sink;
+	GstFlowReturn ret;
+	struct pool_mem *pm;
+	uint64_t skew;
+
+	ret = GST_BUFFER_POOL_CLASS(gst_dmaio_sink_pool_parent_class)->acquire_buffer(bp, out,
+										      params);
+	if (ret != GST_FLOW_OK)
+		return ret;
+	pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(*out), pool_quark);
+	if (!pm || gst_buffer_n_memory(*out) != 1)
+		return ret;
+	g_mutex_lock(&s->pool_lock);
+	skew = p->shift ? (s->pool_next + s->pool_out * p->size) % s->page : 0;
+	s->pool_out++;
+	pm->out = TRUE;
+	g_mutex_unlock(&s->pool_lock);
+	if (skew)
+		gst_buffer_resize(*out, (gssize)skew, p->size);
+	return ret;
+}
+
+static void pool_release(GstBufferPool *bp, GstBuffer *buf)
+{
+	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(bp);
+	struct pool_mem *pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), pool_quark);
+
+	if (pm) {
+		g_mutex_lock(&p->sink->pool_lock);
+		if (pm->out)
+			p->sink->pool_out--;
+		pm->out = FALSE;
+		g_mutex_unlock(&p->sink->pool_lock);
+	}
+	GST_BUFFER_POOL_CLASS(gst_dmaio_sink_pool_parent_class)->release_buffer(bp, buf);
+}
+
+static void pool_finalize(GObject *o)
+{
+	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(o);
+
+	gst_object_unref(p->sink);
+	G_OBJECT_CLASS(gst_dmaio_sink_pool_parent_class)->finalize(o);
+}
+
+static void gst_dmaio_sink_pool_init(GstDmaioSinkPool *p)
+{
+	(void)p;
+}
+
+static void gst_dmaio_sink_pool_class_init(GstDmaioSinkPoolClass *k)
+{
+	GstBufferPoolClass *bk = GST_BUFFER_POOL_CLASS(k);
+
+	G_OBJECT_CLASS(k)->finalize = pool_finalize;
+	bk->set_config = pool_set_config;
+	bk->alloc_buffer = pool_alloc;
+	bk->acquire_buffer = pool_acquire;
+	bk->release_buffer = pool_release;
+	pool_quark = g_quark_from_static_string("dmaiosink-pool-mem");
+}
+
+/* A frame that is one of our pool's memories: the pool buffer, the frame's place in it. */
+static struct pool_mem *pool_mem_of(GstBuffer *buf, uint64_t *off)
+{
+	GstMemory *m;
+	struct pool_mem *pm = NULL;
+	GstMapInfo map;
+
+	if (gst_buffer_n_memory(buf) != 1)
+		return NULL;
+	/* a memory shared from ours (a sub-buffer) has ours as its parent */
+	for (m = gst_buffer_peek_memory(buf, 0); m && !pm; m = m->parent)
+		pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(m), pool_quark);
+	if (!pm || !gst_buffer_map(buf, &map, GST_MAP_READ))
+		return NULL;
+	*off = (uint64_t)((char *)map.data - pm->base);
+	if ((char *)map.data < pm->base || *off + map.size > pm->size)
+		pm = NULL;
+	gst_buffer_unmap(buf, &map);
+	return pm;
+}
+
+/* A buffer arrives: if it is one the pool handed out, it is out no more. */
+static void pool_rendered(GstDmaioSink *s, GstBuffer *buf)
+{
+	struct pool_mem *pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), pool_quark);
+
+	if (!pm)
+		return;
+	g_mutex_lock(&s->pool_lock);
+	if (pm->out)
+		s->pool_out--;
+	pm->out = FALSE;
+	g_mutex_unlock(&s->pool_lock);
+}
+
+/* Where the next frame goes: what the pool's next guess starts from. */
+static void pool_next_at(GstDmaioSink *s, uint64_t off)
+{
+	g_mutex_lock(&s->pool_lock);
+	s->pool_next = off;
+	g_mutex_unlock(&s->pool_lock);
+}
+
+static gboolean sink_propose_allocation(GstBaseSink *bs, GstQuery *q)
+{
+	GstDmaioSink *s = GST_DMAIO_SINK(bs);
+	GstCaps *caps;
+	GstCapsFeatures *feat;
+	GstVideoInfo info;
+	GstBufferPool *bp;
+	GstStructure *config;
+	gboolean need_pool;
+
+	gst_query_parse_allocation(q, &caps, &need_pool);
+	if (!s->propose_pool || !caps || !s->ctx || gst_caps_is_empty(caps))
+		return TRUE;
+	feat = gst_caps_get_features(caps, 0);
+	if (feat && gst_caps_features_contains(feat, GST_CAPS_FEATURE_MEMORY_DMABUF))
+		return TRUE; /* dma-bufs: written from themselves */
+	if (!gst_video_info_from_caps(&info, caps) || !info.size)
+		return TRUE;
+	bp = g_object_new(GST_TYPE_DMAIO_SINK_POOL, NULL);
+	gst_object_ref_sink(bp);
+	GST_DMAIO_SINK_POOL(bp)->sink = gst_object_ref(s);
+	config = gst_buffer_pool_get_config(bp);
+	gst_buffer_pool_config_set_params(config, caps, (guint)info.size, 2, 0);
+	if (gst_buffer_pool_set_config(bp, config))
+		gst_query_add_allocation_pool(q, bp, (guint)info.size, 2, 0);
+	else
+		GST_WARNING_OBJECT(s, "the pool refused its configuration: none proposed");
+	gst_object_unref(bp);
+	return TRUE;
 }
 
 /* ---- completions --------------------------------------------------------------------------- */
@@ -382,6 +669,7 @@ static gboolean file_open(GstDmaioSink *s)
 		return FALSE;
 	}
 	s->off = s->append && !fstat(s->fd, &st) ? (uint64_t)st.st_size : 0;
+	pool_next_at(s, s->off);
 	r = dmaio_file_open(s->ctx, s->fd, 0, &s->file);
 	if (r) {
 		GST_ELEMENT_ERROR(s, RESOURCE, OPEN_WRITE,
@@ -427,7 +715,9 @@ static gboolean sink_start(GstBaseSink *bs)
 				   "number pattern such as %%05d", s->location), (NULL));
 		return FALSE;
 	}
-	r = dmaio_ctx_new(0, &s->ctx);
+	/* the context lives as long as the element: the memory of a pool proposed upstream may
+	 * outlive a stop (each holds a reference on the element) */
+	r = s->ctx ? 0 : dmaio_ctx_new(0, &s->ctx);
 	if (!r)
 		r = dmaio_queue_new(s->ctx, s->depth * 2, 0, &s->q);
 	if (r) {
@@ -440,7 +730,7 @@ static gboolean sink_start(GstBaseSink *bs)
 	s->failed = 0;
 	s->file_no = 0;
 	s->frames_written = s->bytes_written = s->frames_dropped = 0;
-	s->frames_copied = s->frames_direct = s->nlat = 0;
+	s->frames_copied = s->frames_direct = s->frames_pool = s->nlat = 0;
 	s->reap_err = 0;
 	s->reaper_stop = FALSE;
 	if (!file_open(s))
@@ -489,8 +779,6 @@ static gboolean sink_stop(GstBaseSink *bs)
 	}
 	imports_clear(s);
 	file_close(s);
-	dmaio_ctx_free(s->ctx);
-	s->ctx = NULL;
 	return TRUE;
 }
 
@@ -508,7 +796,8 @@ static GstStructure *stats_new(GstDmaioSink *s)
 			       "bytes-written", G_TYPE_UINT64, s->bytes_written,
 			       "frames-dropped", G_TYPE_UINT64, s->frames_dropped,
 			       "frames-direct", G_TYPE_UINT64, s->frames_direct,
-			       "frames-copied", G_TYPE_UINT64, s->frames_copied, NULL);
+			       "frames-copied", G_TYPE_UINT64, s->frames_copied,
+			       "frames-pool", G_TYPE_UINT64, s->frames_pool, NULL);
 	g_mutex_unlock(&s->stats_lock);
 	if (n) {
 		qsort(v, n, sizeof(*v), gst_dmaio_cmp_u64);
@@ -575,8 +864,9 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 {
 	guint nmem = gst_buffer_n_memory(buf);
 	bool direct = nmem <= MAX_MEMS;
-	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t at = 0, skew;
+	const uint64_t page = s->page;
+	struct pool_mem *pm;
+	uint64_t at = 0, skew, pool_off;
 	GstMapInfo map;
 	int err = 0, r;
 
@@ -613,6 +903,18 @@ static int frame_ranges(GstDmaioSink *s, struct frame *f, GstBuffer *buf, struct
 			return 0;
 		}
 		*nios = 0;
+	}
+	/* Our pool's memory, placed where the file is in a page: written from where it is. */
+	pm = pool_mem_of(buf, &pool_off);
+	if (pm && pool_off % page == f->off % page) {
+		ios[0] = (struct dmaio_io){ .struct_size = sizeof(struct dmaio_io),
+					    .op = DMAIO_OP_WRITE, .file = s->file, .file_off = f->off,
+					    .buf = pm->buf, .buf_off = pool_off, .len = f->size };
+		*nios = 1;
+		f->gbuf = gst_buffer_ref(buf);
+		s->frames_direct++;
+		s->frames_pool++;
+		return 0;
 	}
 	/* System memory (or not importable): into the staging buffer, at the file offset's place
 	 * in a page. Frames follow one another in the file, so a frame whose size is no multiple
@@ -668,6 +970,7 @@ static GstFlowReturn render_locked(GstDmaioSink *s, GstBuffer *buf)
 	unsigned nios;
 	int r;
 
+	pool_rendered(s, buf);
 	if (s->failed)
 		return GST_FLOW_ERROR;
 	if (!size)
@@ -722,6 +1025,7 @@ static GstFlowReturn render_locked(GstDmaioSink *s, GstBuffer *buf)
 	}
 	s->inflight++;
 	s->off += size;
+	pool_next_at(s, s->off);
 	s->file_bytes += size;
 	if (!GST_CLOCK_TIME_IS_VALID(s->file_t0))
 		s->file_t0 = GST_BUFFER_PTS(buf);
@@ -760,6 +1064,7 @@ static void set_property(GObject *o, guint id, const GValue *v, GParamSpec *ps)
 		s->index_location = g_value_dup_string(v);
 		break;
 	case PROP_DROP_WHEN_FULL: s->drop_when_full = g_value_get_boolean(v); break;
+	case PROP_PROPOSE_POOL: s->propose_pool = g_value_get_boolean(v); break;
 	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(o, id, ps); break;
 	}
 	GST_OBJECT_UNLOCK(s);
@@ -778,6 +1083,7 @@ static void get_property(GObject *o, guint id, GValue *v, GParamSpec *ps)
 	case PROP_MAX_SIZE_TIME: g_value_set_uint64(v, s->max_time); break;
 	case PROP_INDEX_LOCATION: g_value_set_string(v, s->index_location); break;
 	case PROP_DROP_WHEN_FULL: g_value_set_boolean(v, s->drop_when_full); break;
+	case PROP_PROPOSE_POOL: g_value_set_boolean(v, s->propose_pool); break;
 	case PROP_STATS: g_value_take_boxed(v, stats_new(s)); break;
 	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(o, id, ps); break;
 	}
@@ -790,6 +1096,8 @@ static void finalize(GObject *o)
 	g_free(s->location);
 	g_free(s->index_location);
 	g_free(s->cur_path);
+	dmaio_ctx_free(s->ctx);
+	g_mutex_clear(&s->pool_lock);
 	g_mutex_clear(&s->stats_lock);
 	g_mutex_clear(&s->lock);
 	g_cond_clear(&s->room);
@@ -801,6 +1109,9 @@ static void gst_dmaio_sink_init(GstDmaioSink *s)
 	s->depth = DEFAULT_DEPTH;
 	s->fd = -1;
 	s->wake_fd = -1;
+	s->propose_pool = TRUE;
+	s->page = (uint64_t)sysconf(_SC_PAGESIZE);
+	g_mutex_init(&s->pool_lock);
 	g_mutex_init(&s->stats_lock);
 	g_mutex_init(&s->lock);
 	g_cond_init(&s->room);
@@ -854,11 +1165,17 @@ static void gst_dmaio_sink_class_init(GstDmaioSinkClass *k)
 		g_param_spec_boolean("drop-when-full", "Drop when full",
 				     "Drop a frame that finds queue-depth frames in flight (QoS "
 				     "message) instead of waiting", FALSE, rw));
+	g_object_class_install_property(ok, PROP_PROPOSE_POOL,
+		g_param_spec_boolean("propose-pool", "Propose a pool",
+				     "Offer a source in system memory buffers of the sink's own "
+				     "memory, placed where each frame falls in the file's pages, so "
+				     "that its frames are written without a copy", TRUE, rw));
 	g_object_class_install_property(ok, PROP_STATS,
 		g_param_spec_boxed("stats", "Statistics",
 				   "frames-written, bytes-written, frames-dropped, frames-direct (from "
-				   "dma-bufs), frames-copied, latency-p50/p99/max-us (submit to on disk, "
-				   "last 4096 frames)", GST_TYPE_STRUCTURE,
+				   "the frame's own memory: dma-bufs, the sink's pool), frames-pool (of "
+				   "them, from the sink's pool), frames-copied, latency-p50/p99/max-us "
+				   "(submit to on disk, last 4096 frames)", GST_TYPE_STRUCTURE,
 				   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 	gst_element_class_set_static_metadata(ek, "libdmaio frame writer", "Sink/File/Video",
 		"Writes raw video frames (dma-bufs or system memory) to a file through a libdmaio "
@@ -868,4 +1185,5 @@ static void gst_dmaio_sink_class_init(GstDmaioSinkClass *k)
 	bk->stop = sink_stop;
 	bk->render = sink_render;
 	bk->event = sink_event;
+	bk->propose_allocation = sink_propose_allocation;
 }
