@@ -62,6 +62,7 @@ static void config(struct bench *b)
 				       list);
 		}
 		report_cfg_num(r, "choice_runs", "%d", o->choice_runs);
+		report_cfg_num(r, "choice_min_bytes", "%" PRIu64, o->choice_min_bytes);
 	}
 	report_cfg_str(r, "cold", "per file: fdatasync + POSIX_FADV_DONTNEED, residency checked (at most %d per mille)",
 		       COLD_MAX_PER_MILLE);

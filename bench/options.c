@@ -119,13 +119,17 @@ static void usage(FILE *out)
 		"                        largest\n"
 		"  --choice-ranges LIST  range sizes, multiples of 4K (default 4K,64K,1M,16M); a range size\n"
 		"                        that does not divide a buffer size is left out for that buffer\n"
+		"  --choice-min-bytes N  a sample moves the buffer whole as often as it takes to move at\n"
+		"                        least N bytes (default 128M, --quick 64M; 0: once), each pass\n"
+		"                        cold, the passes' times summed: a 16 MiB buffer moves in a few\n"
+		"                        ms, where one pass is mostly the storage's noise\n"
 		"  --runs N              3 by default here (--quick: 1), medians\n"
 		"  --path P[,P...]       only these forced paths (lib:auto and the baseline always run)\n"
 		"The table gives per cell the median MB/s and CPU s/GiB of each method, the fastest forced\n"
 		"path, the path lib:auto took (the majority of its completions' dmaio_done.path), auto/best\n"
 		"and a verdict: ok (auto >= 0.90 x best), miss (below), FAIL (below 1/1.5 of best).\n"
 		"CSV rows (test choice): size_bytes = range size, count = ranges (the buffer is size_bytes x\n"
-		"count), mode cold, x_uring_direct = x the baseline, ms_* = wall ms of one pass.\n"
+		"count), mode cold, x_uring_direct = x the baseline, ms_* = wall ms of one sample.\n"
 		"bench/verdict.py FILE prints the verdicts of each cell.\n");
 }
 
@@ -202,7 +206,7 @@ int opts_parse(struct opts *o, int argc, char **argv)
 	       OPT_NODROP, OPT_NOVERIFY, OPT_CSV, OPT_JSON, OPT_FORMAT, OPT_PLOT, OPT_QUICK, OPT_KEEP, OPT_SAME,
 	       OPT_DIR, OPT_DEVICE, OPT_HEAP, OPT_PATH, OPT_JOBS, OPT_VERSION, OPT_RANGES, OPT_RANGES_FILE, OPT_FILES,
 	       OPT_FRAME_SIZE, OPT_FPS, OPT_FRAMES, OPT_RING, OPT_DEPTH, OPT_SEED, OPT_BASE_MEM,
-	       OPT_CHOICE_BUFS, OPT_CHOICE_RANGES };
+	       OPT_CHOICE_BUFS, OPT_CHOICE_RANGES, OPT_CHOICE_MIN_BYTES };
 	static const struct option lopts[] = {
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "device", required_argument, NULL, OPT_DEVICE },
@@ -241,11 +245,12 @@ int opts_parse(struct opts *o, int argc, char **argv)
 		{ "base-mem", required_argument, NULL, OPT_BASE_MEM },
 		{ "choice-bufs", required_argument, NULL, OPT_CHOICE_BUFS },
 		{ "choice-ranges", required_argument, NULL, OPT_CHOICE_RANGES },
+		{ "choice-min-bytes", required_argument, NULL, OPT_CHOICE_MIN_BYTES },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool tests[NTESTS] = { true, true, true, false, false, false, false };
 	bool sizes_given = false, runs_given = false, sets_given = false, files_given = false;
-	bool frames_given = false;
+	bool frames_given = false, min_bytes_given = false;
 	char *tok, *save, term[128];
 	unsigned long v;
 	uint64_t n, size;
@@ -473,6 +478,11 @@ int opts_parse(struct opts *o, int argc, char **argv)
 				BAD("--choice-ranges takes sizes, multiples of 4K (e.g. 4K,64K,1M; "
 				    "at most %d)\n", MAX_SIZES);
 			break;
+		case OPT_CHOICE_MIN_BYTES:
+			if (parse_size(optarg, &o->choice_min_bytes))
+				BAD("--choice-min-bytes takes a size (e.g. 128M, 0: one pass)\n");
+			min_bytes_given = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -532,6 +542,8 @@ int opts_parse(struct opts *o, int argc, char **argv)
 	}
 	/* the matrix is long: 3 runs unless told (1 with --quick, which keeps its sizes) */
 	o->choice_runs = runs_given ? o->runs : o->quick ? 1 : 3;
+	if (!min_bytes_given)
+		o->choice_min_bytes = o->quick ? 64 * MIB : 128 * MIB;
 	if (!o->nheaps)
 		o->nheaps = 1; /* heaps[0] NULL: the default provider */
 	o->test_io = tests[0];

@@ -75,6 +75,7 @@ struct opts {
 	uint64_t choice_ranges[MAX_SIZES];            /* --choice-ranges: range sizes */
 	int nchoice_ranges;
 	int choice_runs;                              /* --runs, else 3 (--quick 1) */
+	uint64_t choice_min_bytes;                    /* --choice-min-bytes: bytes per sample */
 
 	/* output */
 	enum format format;                           /* --format: what stdout gets */

@@ -520,42 +520,52 @@ static void warm_group(struct choice_state *c, int h, int bi)
 	}
 }
 
-/* one timed pass of method k over the cell: cold first, writes with their fdatasync() */
+/* one sample of method k over the cell: as many passes as it takes to move
+ * --choice-min-bytes (a 16 MiB buffer moves in a few ms, mostly the storage's noise), each
+ * cold, writes each with their fdatasync(); the passes' times summed */
 static void timed(struct choice_state *c, struct cell *cl, int k)
 {
 	struct cres *rs = &cl->res[k];
-	uint64_t B = buf_size(c, cl), t0, t1;
+	uint64_t B = buf_size(c, cl), t = 0, t0, t1;
+	uint64_t passes = B >= c->o->choice_min_bytes ? 1 : (c->o->choice_min_bytes + B - 1) / B;
 	bool base = c->m[k].path == M_BASE;
-	double c0, c1, resid;
+	double cpu = 0, c0, c1, resid, resid_max = 0;
 	size_t nb = 0;
-	char what[32];
-	int ret;
+	char what[48];
+	int ret = 0;
 
-	resid = make_cold(&c->fd, &c->fsize, 1, &c->resid_how);
-	/* the baseline's requests are made outside the timing: the library gets ranges, the
-	 * baseline the requests an application would have made of them before */
-	if (base)
-		nb = base_prepare(c, cl, (size_t)cl->nr);
-	c0 = cpu_now();
-	t0 = now_ns();
-	if (base)
-		ret = ub_run(&c->ur, cl->dir, c->base_mem, 0, c->breqs, nb, c->o->depth, false,
-			     NULL);
-	else
-		ret = queue_move(c, c->buf, cl, method_flags(&c->m[k]), (size_t)cl->nr, rs);
-	if (!ret && cl->dir == DIR_WRITE && fdatasync(base ? c->dfd : c->fd) < 0)
-		ret = -errno;
-	t1 = now_ns();
-	c1 = cpu_now();
-	if (ret < 0) {
-		snprintf(what, sizeof(what), "run %d", rs->n + 1);
-		failed(c, cl, k, ret, what);
-		return;
+	for (uint64_t p = 0; p < passes; p++) {
+		resid = make_cold(&c->fd, &c->fsize, 1, &c->resid_how);
+		if (resid > resid_max)
+			resid_max = resid;
+		/* the baseline's requests are made outside the timing: the library gets ranges,
+		 * the baseline the requests an application would have made of them before */
+		if (base)
+			nb = base_prepare(c, cl, (size_t)cl->nr);
+		c0 = cpu_now();
+		t0 = now_ns();
+		if (base)
+			ret = ub_run(&c->ur, cl->dir, c->base_mem, 0, c->breqs, nb, c->o->depth,
+				     false, NULL);
+		else
+			ret = queue_move(c, c->buf, cl, method_flags(&c->m[k]), (size_t)cl->nr,
+					 rs);
+		if (!ret && cl->dir == DIR_WRITE && fdatasync(base ? c->dfd : c->fd) < 0)
+			ret = -errno;
+		t1 = now_ns();
+		c1 = cpu_now();
+		if (ret < 0) {
+			snprintf(what, sizeof(what), "run %d pass %" PRIu64, rs->n + 1, p + 1);
+			failed(c, cl, k, ret, what);
+			return;
+		}
+		t += t1 - t0;
+		cpu += c1 - c0;
 	}
-	rs->mbps[rs->n] = (double)B * 1000.0 / (double)(t1 - t0);
-	rs->cpu[rs->n] = (c1 - c0) / ((double)B / (double)GIB);
-	rs->ms[rs->n] = (double)(t1 - t0) / 1e6;
-	rs->resid[rs->n] = resid;
+	rs->mbps[rs->n] = (double)(B * passes) * 1000.0 / (double)t;
+	rs->cpu[rs->n] = cpu / ((double)(B * passes) / (double)GIB);
+	rs->ms[rs->n] = (double)t / 1e6;
+	rs->resid[rs->n] = resid_max;
 	rs->n++;
 }
 
@@ -823,7 +833,7 @@ void choice_info(struct bench *b)
 {
 	struct choice_state *c = b->ch;
 	const struct opts *o = &b->o;
-	char bufs[256], ranges[256], provs[256], fs[32], ck[32];
+	char bufs[256], ranges[256], provs[256], fs[32], ck[32], minb[32];
 	const char *dirs = !o->dirs[DIR_WRITE] ? "read" : !o->dirs[DIR_READ] ? "write" :
 			   "read,write";
 	size_t l = 0;
@@ -836,6 +846,7 @@ void choice_info(struct bench *b)
 				      o->heaps[i] ? o->heaps[i] : "default");
 	size_str(fs, sizeof(fs), c->fsize);
 	size_str(ck, sizeof(ck), o->chunk);
+	size_str(minb, sizeof(minb), o->choice_min_bytes);
 	report_info(&b->rep, "choice: %d cells = providers %s x buffers %s x ranges %s x %s; %d "
 		    "methods each; %d runs (buffers allocated once per run); test file %s (%s)",
 		    c->ncells, provs, bufs, ranges, dirs, c->nm, o->choice_runs, fs, c->path);
@@ -846,7 +857,8 @@ void choice_info(struct bench *b)
 		    "DMAIO_RW_NO_FALLBACK in every range", o->seed, o->depth,
 		    o->base_memfd ? "memfd (shmem)" : "anonymous", ck, o->depth);
 	report_info(&b->rep, "choice: reads cold (fdatasync + POSIX_FADV_DONTNEED of the file, "
-		    "residency checked), writes with fdatasync(); %s", o->verify ?
+		    "residency checked), writes with fdatasync(); a sample moves the buffer as often "
+		    "as it takes to move %s (each pass cold, times summed); %s", minb, o->verify ?
 		    "every method of every cell checked byte by byte once before the timed runs" :
 		    "--no-verify: the data is not checked");
 	if (getenv("DMAIO_PATH"))

@@ -16,7 +16,8 @@
  *                are not touched
  *   cpu-choice   estimates within 10% (a queue busy all the time, a synchronous call): the one
  *                without the copy; within 1 + 0.1 / busy (at most 2x) for a queue busy less
- *   explore      1 choice in 16 explores a path within 1.5x with fewer samples; one measured
+ *   explore      1 choice in 16 explores a path within 1.5x with fewer samples (rarer as its
+ *                samples grow: 10 -> 1 in 32, 64 and more -> 1 in 256); one measured
  *                fewer than 3 times up to 4x
  *   sub-page     buffer and file offsets that differ modulo the page size learn apart
  *   queue-learns four 16 MiB reads submitted one at a time are learned (idle flush)
@@ -393,7 +394,7 @@ static void t_pagecache_writes(void **state)
  * puts its estimate (setup included) at f times bounce-direct's, then bounce-direct `more`
  * times again (the same ratio: more measurements behind it). Enough samples for the learned
  * ratios to settle (a moving average of 1/8 weight). */
-static void teach_pair(struct dmaio_req *r, double f, int more)
+static void teach_pair_n(struct dmaio_req *r, double f, int nu, int more)
 {
 	const struct dmaio_cost_est *eb, *eu;
 	struct view v;
@@ -403,11 +404,16 @@ static void teach_pair(struct dmaio_req *r, double f, int more)
 	look(r, 0, &v);
 	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
 	eu = est_of(&v, DMAIO_PATH_UDMABUF_DIRECT);
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < nu; i++)
 		measure(r, DMAIO_PATH_UDMABUF_DIRECT,
 			(f * eb->est_ns - eu->setup_ns) / (eu->ops_ns + eu->bytes_ns + eu->walk_ns));
 	for (int i = 0; i < more; i++)
 		measure(r, DMAIO_PATH_BOUNCE_DIRECT, 10);
+}
+
+static void teach_pair(struct dmaio_req *r, double f, int more)
+{
+	teach_pair_n(r, f, 64, more);
 }
 
 static int est_pick(const struct view *v)
@@ -554,11 +560,11 @@ static void t_queue_learns(void **state)
 	dmaio_ctx_free(c);
 }
 
-/* Count the paths 64 transfers of r would take, each chosen afresh. */
-static void choose_64(struct dmaio_req *r, unsigned flags, unsigned *nb, unsigned *nu)
+/* Count the paths n transfers of r would take, each chosen afresh. */
+static void choose_n(struct dmaio_req *r, int n, unsigned flags, unsigned *nb, unsigned *nu)
 {
 	*nb = *nu = 0;
-	for (int i = 0; i < 64; i++) {
+	for (int i = 0; i < n; i++) {
 		struct dmaio_cost_est e;
 		const char *why;
 		int err;
@@ -583,24 +589,32 @@ static void t_explore(void **state)
 	(void)state;
 	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
 	/* udmabuf-direct measured at 1.3x bounce-direct, with fewer measurements behind it (beyond
-	 * the 10% of the CPU rule, within the 1.5x of exploration): 1 choice in 16 tries it */
+	 * the 10% of the CPU rule, within the 1.5x of exploration): 1 choice in 16 may try it,
+	 * fewer as its samples grow: with 10 behind it 1 in 32, with 64 (8 x 8) 1 in 256 */
 	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4u << 20, 0, 0);
-	teach_pair(&w, 1.3, 16);
-	choose_64(&w, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
-	printf("# udmabuf-direct at 1.3x, 64 of 144 measurements: 64 choices: %u bounce-direct, "
+	teach_pair_n(&w, 1.3, 10, 16);
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# udmabuf-direct at 1.3x, 10 of 90 measurements: 512 choices: %u bounce-direct, "
 	       "%u udmabuf-direct (exploring)\n", nb, nu);
-	assert_int_equal(nu, 4);
-	assert_int_equal(nb, 60);
+	assert_int_equal(nu, 16);
+	assert_int_equal(nb, 496);
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 1u << 20, 0, 0);
+	teach_pair(&w, 1.3, 16);
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# udmabuf-direct at 1.3x, 64 of 144 measurements: 512 choices: %u bounce-direct, "
+	       "%u udmabuf-direct (exploring)\n", nb, nu);
+	assert_int_equal(nu, 2);
+	assert_int_equal(nb, 510);
 	/* a question (dmaio_fd_path, explain) never explores */
-	choose_64(&w, 0, &nb, &nu);
+	choose_n(&w, 64, 0, &nb, &nu);
 	assert_int_equal(nb, 64);
 	/* beyond 1.5x: never */
-	dmaio_q_req_init(&w2, b, &f, true, 0, 0, 1u << 20, 0, 0);
+	dmaio_q_req_init(&w2, b, &f, true, 0, 0, 2u << 20, 0, 0);
 	teach_pair(&w2, 1.6, 16);
-	choose_64(&w2, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	choose_n(&w2, 64, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
 	assert_int_equal(nb, 64);
 	/* ... unless measured fewer than 3 times (one sample can be another request's wait):
-	 * up to 4x, until it has 3 */
+	 * up to 4x, until it has 3, 1 choice in 16 */
 	dmaio_q_req_init(&w2, b, &f, true, 0, 0, 64u << 10, 0, 0);
 	for (int i = 0; i < 16; i++)
 		measure(&w2, DMAIO_PATH_BOUNCE_DIRECT, 10);
@@ -615,11 +629,11 @@ static void t_explore(void **state)
 		assert_true(est_of(&v, DMAIO_PATH_UDMABUF_DIRECT)->est_ns >
 			    1.5 * est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->est_ns);
 	}
-	choose_64(&w2, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	choose_n(&w2, 64, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
 	assert_int_equal(nu, 4);
 	measure(&w2, DMAIO_PATH_UDMABUF_DIRECT, 40);
 	measure(&w2, DMAIO_PATH_UDMABUF_DIRECT, 40);
-	choose_64(&w2, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	choose_n(&w2, 64, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
 	assert_int_equal(nb, 64);
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);
@@ -629,7 +643,7 @@ static void t_explore(void **state)
 	b = memfd_buf(c, 16u << 20);
 	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
 	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4u << 20, 0, 0);
-	choose_64(&w, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	choose_n(&w, 64, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
 	assert_true(nb == 64 || nu == 64);
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);

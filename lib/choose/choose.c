@@ -121,13 +121,20 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * ratio is its siblings' or one sample's, and one sample can be another request's wait (a
  * bounce-direct frame write measured once at 212x its model, 12 times what it costs alone,
  * was out of the margin for good, and the frames stayed on a path 4x slower); that costs at
- * most EXPLORE_FEW requests per path and kind at 4x. Not with DMAIO_COST=fixed (tests see one
- * choice), nor for a forced path's fallback, nor a write through the page cache (its time
- * teaches nothing). */
+ * most EXPLORE_FEW requests per path and kind at 4x. A candidate measured often is explored
+ * less often: every EXPLORE_EVERY-th choice below EXPLORE_SETTLED samples, then twice as
+ * rarely for each doubling of its samples (8: 1 in 32, 16: 64, 32: 128), down to 1 in
+ * EXPLORE_EVERY << EXPLORE_BACKOFF (64 samples and more: 256): a path measured 64 times at 1.3x its rival needs no new sample every 16 requests, and
+ * at 1 in 16 the exploration of the paths that lose cost the choice matrix's 16 MiB buffers
+ * (16 ranges of 1 MiB a pass) their share of slower ranges and twice auto's CPU. Not with
+ * DMAIO_COST=fixed (tests see one choice), nor for a forced path's fallback, nor a write
+ * through the page cache (its time teaches nothing). */
 #define EXPLORE_EVERY 16u
 #define EXPLORE_MARGIN 1.5
 #define EXPLORE_FEW 3u
 #define EXPLORE_FAR 4.0
+#define EXPLORE_SETTLED 8u
+#define EXPLORE_BACKOFF 4u
 static bool teaches(const struct dmaio_req *r, int id)
 {
 	/* a write through the page cache completes before the storage sees it: its time says
@@ -139,10 +146,14 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		   size_t n, int p)
 {
 	struct dmaio_ctx *c = r->ctx;
+	uint32_t tick;
+	unsigned k = 0;
 	int x = -1;
 
-	if (c->cost.fixed || __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED) %
-			     EXPLORE_EVERY)
+	if (c->cost.fixed)
+		return p;
+	tick = __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED);
+	if (tick % EXPLORE_EVERY)
 		return p;
 	for (size_t i = 0; i < n; i++)
 		if ((int)i != p && !status[i] && teaches(r, path_table[i]->id) &&
@@ -150,7 +161,11 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 						       fmax(EXPLORE_MARGIN, margin_of(r))) &&
 		    (x < 0 || est[i].samples < est[x].samples))
 			x = (int)i;
-	return x < 0 ? p : x;
+	if (x < 0)
+		return p;
+	for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
+		k++;
+	return (tick / EXPLORE_EVERY) % (1u << k) ? p : x;
 }
 
 const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, unsigned flags,
