@@ -17,7 +17,9 @@
  *   cpu-choice   estimates within 10% (a queue busy all the time, a synchronous call): the one
  *                without the copy; within 1 + 0.1 / busy (at most 2x) for a queue busy less
  *   explore      1 choice in 16 explores a path within 1.5x with fewer samples (rarer as its
- *                samples grow: 10 -> 1 in 32, 64 and more -> 1 in 256); one measured
+ *                samples grow: 10 -> 1 in 32, 64 and more -> 1 in 256); one that spends
+ *                more CPU than the pick only within 1.5x / the margin (never for a queue
+ *                with time to spare when it is estimated slower); one measured
  *                fewer than 3 times up to 4x
  *   sub-page     buffer and file offsets that differ modulo the page size learn apart
  *   queue-learns four 16 MiB reads submitted one at a time are learned (idle flush)
@@ -608,6 +610,22 @@ static void t_explore(void **state)
 	/* a question (dmaio_fd_path, explain) never explores */
 	choose_n(&w, 64, 0, &nb, &nu);
 	assert_int_equal(nb, 64);
+	/* a candidate that spends more CPU than the pick (bounce-direct copies, estimated 1.2x
+	 * udmabuf-direct): explored where it could become the pick (a caller that waits: the
+	 * margin 1.1, 1.5 / 1.1 = 1.36x), never for a queue with time to spare (busy 15%: the
+	 * margin 1.67, it would have to be faster than udmabuf-direct by that) */
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 8u << 20, 0, 0);
+	teach_pair(&w, 1 / 1.2, 0);
+	w.busy = 1;
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# bounce-direct at 1.2x udmabuf-direct, busy 100%%: 512 choices: %u bounce-direct "
+	       "(exploring)\n", nb);
+	assert_int_equal(nb, 2);
+	assert_int_equal(nu, 510);
+	w.busy = 0.15f;
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# busy 15%%: %u bounce-direct\n", nb);
+	assert_int_equal(nb, 0);
 	/* beyond 1.5x: never */
 	dmaio_q_req_init(&w2, b, &f, true, 0, 0, 2u << 20, 0, 0);
 	teach_pair(&w2, 1.6, 16);

@@ -117,8 +117,14 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * for its CPU must be measured again, or one noisy stretch of the storage keeps it out; a
  * 1080p frame writer so stayed on bounce-direct): at most 1/16 of the requests, each at most
  * 1.5x the estimate, so never more than about 3% on average (up to 2x where the caller does not
- * wait). A path measured fewer than EXPLORE_FEW times is tried up to EXPLORE_FAR: its
- * ratio is its siblings' or one sample's, and one sample can be another request's wait (a
+ * wait). Only a candidate that could become the pick is explored: one that spends more CPU
+ * than the pick only when its estimate, that far off, would be below the pick's by the margin
+ * (within 1.5 / margin): a 1080p frame writer, whose queue has time to spare (a margin of
+ * 1.7x), explored bounce-direct (a 3 MB copy a frame, and on first use the engine's 16 MiB of
+ * bounce memory faulted, zeroed and pinned: 44 ms of CPU on our VM host) for a path it would
+ * not have taken at any speed up to 1.7x faster; auto spent 1.85x the CPU of udmabuf-direct
+ * forced. A path measured once or twice is tried up to EXPLORE_FAR: its
+ * ratio is one or two samples', and one sample can be another request's wait (a
  * bounce-direct frame write measured once at 212x its model, 12 times what it costs alone,
  * was out of the margin for good, and the frames stayed on a path 4x slower); that costs at
  * most EXPLORE_FEW requests per path and kind at 4x. A candidate measured often is explored
@@ -155,12 +161,19 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	tick = __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED);
 	if (tick % EXPLORE_EVERY)
 		return p;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		double far = est[i].samples && est[i].samples < EXPLORE_FEW ? EXPLORE_FAR :
+			     EXPLORE_MARGIN;
+
+		/* what would become the pick, were its estimate that far off: one that spends less
+		 * CPU, within the pick's margin of it; one that spends more, only below the pick
+		 * by the margin (the caller with time to spare would not take it otherwise) */
+		far = est[i].cpu_ns < est[p].cpu_ns ? fmax(far, margin_of(r)) : far / margin_of(r);
 		if ((int)i != p && !status[i] && teaches(r, path_table[i]->id) &&
-		    est[i].est_ns <= est[p].est_ns * (est[i].samples < EXPLORE_FEW ? EXPLORE_FAR :
-						       fmax(EXPLORE_MARGIN, margin_of(r))) &&
+		    est[i].est_ns <= est[p].est_ns * far &&
 		    (x < 0 || est[i].samples < est[x].samples))
 			x = (int)i;
+	}
 	if (x < 0)
 		return p;
 	for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
