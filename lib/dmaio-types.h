@@ -295,6 +295,8 @@ struct dmaio_req {
 	float busy;                /* the share of recent time its queue had ops in flight, when
 				    * the caller does not wait on each request (an asynchronous
 				    * queue, queue.c); 0: unknown, a synchronous call, a question */
+	bool bounce_cold;          /* its engine's bounce memory is not made yet: a path through it
+				    * pays for making it (queue.c sets it before a choice) */
 	/* progress of the current path over [start, end) of the range (rel offsets) */
 	uint64_t start;
 	uint64_t end;              /* len, or less for reads that stop at end of file */

@@ -706,6 +706,21 @@ static void t_setup(void **state)
 	look(&r2, 0, &v);
 	close_to(est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns, after, "already mapped");
 	assert_int_equal(r.setup_ns, 1);
+	/* an engine whose bounce memory is not made yet: bounce-direct pays for its share of it
+	 * (the mapped buffer r: nothing else in its setup), the other paths nothing */
+	r.bounce_cold = true;
+	look(&r, 0, &v);
+	{
+		double cold = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns;
+		double ud = est_of(&v, DMAIO_PATH_UDMABUF_DIRECT)->setup_ns;
+
+		printf("# bounce memory to make, share of 1 MiB: %.2f us\n", cold / 1e3);
+		assert_true(cold > 0);
+		r.bounce_cold = false;
+		look(&r, 0, &v);
+		close_to(est_of(&v, DMAIO_PATH_UDMABUF_DIRECT)->setup_ns, ud, "no bounce memory");
+		close_to(est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns, 0, "bounce memory made");
+	}
 	dmaio_buf_unmap(b);
 	dmaio_file_release(&f);
 	dmaio_buf_free(b2);

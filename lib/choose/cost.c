@@ -223,8 +223,10 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->bytes_ns = (double)(sh->dev - ov) * p->dev_ns + (double)(sh->copy - ov) * p->copy_ns +
 		      (double)ov * (fmax(p->dev_ns, p->copy_ns) + fmin(p->dev_ns, p->copy_ns) / 2);
 	e->walk_ns = (double)sh->walk * p->walk_ns;
-	/* a mapping made already is paid for */
-	e->setup_ns = (double)sh->reg * p->reg_ns;
+	/* a mapping made already is paid for; bounce memory not made yet is zeroed and faulted in
+	 * once (a write pass and a page entry per page; pinned as a registration) */
+	e->setup_ns = (double)sh->reg * p->reg_ns +
+		      (double)sh->area * (p->copy_ns + p->map_memfd_ns + p->reg_ns);
 	if (!__atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED))
 		e->setup_ns += (double)sh->map * map_per_byte(r);
 	/* What the CPU spends, for the choice between estimates alike (choose.c): the ops and

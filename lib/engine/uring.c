@@ -751,6 +751,12 @@ static int area_make(struct dmaio_engine *e, unsigned which)
 	return 0;
 }
 
+bool dmaio_engine_bounce_made(const struct dmaio_engine *e, bool kcopy)
+{
+	/* read without the lock: a stale answer only misprices one choice */
+	return __atomic_load_n(&e->bounce[kcopy ? AREA_KCOPY : AREA_PINNED].mem, __ATOMIC_RELAXED);
+}
+
 /* Bounce memory: 16 MiB per area in 64 KiB units. */
 int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, bool kcopy, struct dmaio_op *op)
 {

@@ -33,6 +33,8 @@ static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_sh
 	sh->copy += mid;
 	sh->overlap = mid;
 	sh->map = r->len - r->start;
+	if (r->bounce_cold)
+		sh->area = mid;
 	*why = "O_DIRECT through pinned bounce buffers, copy overlapped";
 	return 0;
 }

@@ -24,6 +24,8 @@ struct dmaio_cost_shape {
 	uint64_t map;      /* bytes of the buffer's CPU mapping this request pays for: its share,
 			    * the mapping being made once per buffer and used by every range */
 	uint64_t reg;      /* the same for a registration of the buffer with the kernel */
+	uint64_t area;     /* the same for the engine's bounce memory, when its first use is to
+			    * make it (faulted in, zeroed, pinned): the bytes through it */
 	uint64_t walk;     /* buffer bytes the kernel walks per call, summed over the calls */
 	uint64_t pcache;   /* of dev: bytes through the page cache (pages allocated, written
 			    * back, reclaimed: CPU the machine spends besides the copy) */

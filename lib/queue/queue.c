@@ -334,6 +334,7 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		bool mapped;
 		int err;
 
+		r->bounce_cold = !dmaio_engine_bounce_made(q->e, r->buf->revocable);
 		p = dmaio_choose(r, cached_pct, DMAIO_CHOOSE_EXPLORE, &est, &why, &err);
 		if (!p) {
 			INFO(r->ctx, "  no path left: %s", strerror(-err));
