@@ -467,17 +467,19 @@ static struct pool_mem *pool_mem_of(GstBuffer *buf, uint64_t *off)
 	return pm;
 }
 
-/* A buffer arrives: if it is one the pool handed out, it is out no more. */
-static void pool_rendered(GstDmaioSink *s, GstBuffer *buf)
+/* A buffer was rendered (written, dropped or refused): if the pool handed it out, it is out no
+ * more, and the next frame goes at s->off. Both at once: a buffer handed out in between would
+ * be placed a frame off (counted neither as out nor in the offset). */
+static void pool_settle(GstDmaioSink *s, GstBuffer *buf)
 {
 	struct pool_mem *pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), pool_quark);
 
-	if (!pm)
-		return;
 	g_mutex_lock(&s->pool_lock);
-	if (pm->out)
+	if (pm && pm->out) {
 		s->pool_out--;
-	pm->out = FALSE;
+		pm->out = FALSE;
+	}
+	s->pool_next = s->off;
 	g_mutex_unlock(&s->pool_lock);
 }
 
@@ -970,7 +972,6 @@ static GstFlowReturn render_locked(GstDmaioSink *s, GstBuffer *buf)
 	unsigned nios;
 	int r;
 
-	pool_rendered(s, buf);
 	if (s->failed)
 		return GST_FLOW_ERROR;
 	if (!size)
@@ -1025,7 +1026,6 @@ static GstFlowReturn render_locked(GstDmaioSink *s, GstBuffer *buf)
 	}
 	s->inflight++;
 	s->off += size;
-	pool_next_at(s, s->off);
 	s->file_bytes += size;
 	if (!GST_CLOCK_TIME_IS_VALID(s->file_t0))
 		s->file_t0 = GST_BUFFER_PTS(buf);
@@ -1039,6 +1039,7 @@ static GstFlowReturn sink_render(GstBaseSink *bs, GstBuffer *buf)
 
 	g_mutex_lock(&s->lock);
 	ret = render_locked(s, buf);
+	pool_settle(s, buf);
 	g_mutex_unlock(&s->lock);
 	return ret;
 }
