@@ -130,9 +130,10 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * most EXPLORE_FEW requests per path and kind at 4x. A candidate measured often is explored
  * less often: every EXPLORE_EVERY-th choice below EXPLORE_SETTLED samples, then twice as
  * rarely for each doubling of its samples (8: 1 in 32, 16: 64, 32: 128), down to 1 in
- * EXPLORE_EVERY << EXPLORE_BACKOFF (64 samples and more: 256): a path measured 64 times at 1.3x its rival needs no new sample every 16 requests, and
- * at 1 in 16 the exploration of the paths that lose cost the choice matrix's 16 MiB buffers
- * (16 ranges of 1 MiB a pass) their share of slower ranges and twice auto's CPU. Not with
+ * EXPLORE_EVERY << EXPLORE_BACKOFF (64 samples and more: 256): a path measured 64 times at
+ * 1.3x its rival needs no new sample every 16 requests, and at 1 in 16 the exploration of the
+ * paths that lose cost the choice matrix's 16 MiB buffers (16 ranges of 1 MiB a pass) their
+ * share of slower ranges and twice auto's CPU. Not with
  * DMAIO_COST=fixed (tests see one choice), nor for a forced path's fallback, nor a write
  * through the page cache (its time teaches nothing). */
 #define EXPLORE_EVERY 16u

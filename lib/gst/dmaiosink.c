@@ -406,18 +406,22 @@ static GstFlowReturn pool_acquire(GstBufferPool *bp, GstBuffer **out,
 	return ret;
 }
 
+/* A buffer handed out is back (rendered, or released unrendered). Under pool_lock. */
+static void pool_back(GstDmaioSink *s, struct pool_mem *pm)
+{
+	if (pm && pm->out) {
+		s->pool_out--;
+		pm->out = FALSE;
+	}
+}
+
 static void pool_release(GstBufferPool *bp, GstBuffer *buf)
 {
 	GstDmaioSinkPool *p = GST_DMAIO_SINK_POOL(bp);
-	struct pool_mem *pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), pool_quark);
 
-	if (pm) {
-		g_mutex_lock(&p->sink->pool_lock);
-		if (pm->out)
-			p->sink->pool_out--;
-		pm->out = FALSE;
-		g_mutex_unlock(&p->sink->pool_lock);
-	}
+	g_mutex_lock(&p->sink->pool_lock);
+	pool_back(p->sink, gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), pool_quark));
+	g_mutex_unlock(&p->sink->pool_lock);
 	GST_BUFFER_POOL_CLASS(gst_dmaio_sink_pool_parent_class)->release_buffer(bp, buf);
 }
 
@@ -472,13 +476,8 @@ static struct pool_mem *pool_mem_of(GstBuffer *buf, uint64_t *off)
  * be placed a frame off (counted neither as out nor in the offset). */
 static void pool_settle(GstDmaioSink *s, GstBuffer *buf)
 {
-	struct pool_mem *pm = gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), pool_quark);
-
 	g_mutex_lock(&s->pool_lock);
-	if (pm && pm->out) {
-		s->pool_out--;
-		pm->out = FALSE;
-	}
+	pool_back(s, gst_mini_object_get_qdata(GST_MINI_OBJECT(buf), pool_quark));
 	s->pool_next = s->off;
 	g_mutex_unlock(&s->pool_lock);
 }
