@@ -13,8 +13,8 @@ Each size: a live videotestsrc (pattern black: the source is cheap) at --fps int
   dmaiosink@PATH  the same with DMAIO_PATH=PATH (each of --paths: the forced paths beside
              auto, for issue 26's frame-writer target),
   dmaiosink-copy  with --copy: dmaiosink propose-pool=false, so the source writes into its own
-             memory and each frame is copied into the sink's staging buffer (session 19's sink);
-             dmaiosink proposes its pool and writes the frames from where the source put them,
+             memory and each frame is copied into the sink's staging buffer (session 19's sink;
+             dmaiosink itself proposes its pool and writes frames from where the source put them),
 rounds interleaved (fakesink, filesink, dmaiosink, fakesink, ...), each run in its own process
 (CPU = user + system of the process: its io_uring and worker threads included). Both sinks
 sync to the clock with qos and max-lateness of one frame period: a frame the sink could not

@@ -534,14 +534,14 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 	char what[48];
 	int ret = 0;
 
+	/* the baseline's requests are made outside the timing, once for every pass: the library
+	 * gets ranges, the baseline the requests an application would have made of them before */
+	if (base)
+		nb = base_prepare(c, cl, (size_t)cl->nr);
 	for (uint64_t p = 0; p < passes; p++) {
 		resid = make_cold(&c->fd, &c->fsize, 1, &c->resid_how);
 		if (resid > resid_max)
 			resid_max = resid;
-		/* the baseline's requests are made outside the timing: the library gets ranges,
-		 * the baseline the requests an application would have made of them before */
-		if (base)
-			nb = base_prepare(c, cl, (size_t)cl->nr);
 		c0 = cpu_now();
 		t0 = now_ns();
 		if (base)
