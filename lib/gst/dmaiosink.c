@@ -364,8 +364,12 @@ static GstFlowReturn pool_alloc(GstBufferPool *bp, GstBuffer **out,
 	if (!r)
 		r = dmaio_buf_map(pm->buf, &addr);
 	if (r) {
-		GST_WARNING_OBJECT(s, "pool buffer of %" G_GUINT64_FORMAT " bytes: %s", pm->size,
-				   why.text[0] ? why.text : g_strerror(-r));
+		/* the source sees only a failed allocation: the reason goes with the sink's error */
+		GST_ELEMENT_ERROR(s, RESOURCE, NO_SPACE_LEFT,
+				  ("cannot allocate a %" G_GUINT64_FORMAT "-byte pool buffer: %s",
+				   pm->size, why.text[0] ? why.text : g_strerror(-r)),
+				  ("dmaio_buf_alloc/map: %d (propose-pool=false copies frames instead)",
+				   r));
 		dmaio_buf_free(pm->buf);
 		g_free(pm);
 		return GST_FLOW_ERROR;
