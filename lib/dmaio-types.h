@@ -294,9 +294,13 @@ struct dmaio_req {
 	double svc_ns;             /* its ops' shares of the time they were in flight (queue.c) */
 	float busy;                /* the share of recent time its queue had ops in flight, when
 				    * the caller does not wait on each request (an asynchronous
-				    * queue, queue.c); 0: unknown, a synchronous call, a question */
+				    * queue whose caller reaps without waiting, queue.c); 0:
+				    * unknown, a synchronous call, a caller that waits, a question */
 	bool bounce_cold;          /* its engine's bounce memory is not made yet: a path through it
 				    * pays for making it (queue.c sets it before a choice) */
+	bool area_kcopy;           /* area_ns: of the kernel-copy area (else the pinned one) */
+	uint64_t area_ns, area_bytes; /* its path's begin made the engine's bounce memory: the
+				    * time it took, its size (the cost model learns it) */
 	/* progress of the current path over [start, end) of the range (rel offsets) */
 	uint64_t start;
 	uint64_t end;              /* len, or less for reads that stop at end of file */

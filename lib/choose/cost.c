@@ -95,6 +95,10 @@ static uint32_t make_key(const struct dmaio_req *r, int path, int mode, uint64_t
 	       log_bucket(len, lim, 4) << 14 | buf_bucket(r->buf) << 12 | fs << 8 | skew << 7;
 }
 
+/* The engine's bounce memory: a key of its own (no path, the setup mode, a range bucket no
+ * range has), one per area kind */
+#define KEY_AREA(kcopy) (1u << 31 | (uint32_t)MODE_SETUP << 22 | 7u << 14 | (kcopy ? 1u << 12 : 0))
+
 static struct dmaio_cost_cell *cell_find(struct dmaio_cost *c, uint32_t key, bool claim)
 {
 	unsigned h = (key * 2654435761u) >> 23; /* 9 bits: DMAIO_COST_CELLS */
@@ -162,6 +166,13 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
 
 /* Fold one measured log2 ratio in: the mean of the first 8, then a moving average of 1/8
  * weight (a machine's costs drift: other load, the page cache, a kernel's own caches). The
+ * mean is of the ratios themselves, not of their logarithms: an estimate is of a time, and
+ * times add. A queue's burst of 16 reads of 1 MiB is learned as two sums of 8; the first 8 to
+ * finish were charged a sixteenth of the time each while all were in flight, the last ones
+ * more, and on our host udmabuf-direct's sums measured 5x and 25x in turn, bounce-direct's 8x
+ * and 11x. Their logarithms' mean (11x against 9.6x: a geometric mean is below the arithmetic
+ * one by more the more its samples spread) ranked udmabuf-direct the faster, when a pass took
+ * it 1.3x as long (15x against 9.7x), and auto stayed at 0.68x of bounce-direct. The
  * first sample of a kind (no path of it measured yet) is taken whole: it calibrates the
  * storage against a prior that knows only a best-case copy (clamped, a 16 MiB range read alone
  * learned 2x where the truth was 12x, and its siblings started from that). Every other sample
@@ -173,7 +184,8 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 	struct dmaio_cost_cell *cell = cell_find(c, key, true);
 	uint64_t old, nv;
 	float from = 0;
-	bool first_of_kind = false;    /* a mapping's cost (path 0) keeps the cap */
+	/* a mapping's cost (path 0) keeps the cap; bounce memory's is timed alone, whole */
+	bool first_of_kind = key == KEY_AREA(false) || key == KEY_AREA(true);
 
 	if (!cell)
 		return;
@@ -190,7 +202,9 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 		if (!n && first_of_kind)
 			lr = obs;
 		else
-			lr += fminf(fmaxf((obs - lr) / (float)(n + 1 < 8 ? n + 1 : 8), -1), 1);
+			lr = (float)log2(fmin(fmax(exp2(lr) + (exp2(obs) - exp2(lr)) /
+							   (n + 1 < 8 ? n + 1 : 8),
+						   exp2(lr) / 2), exp2(lr) * 2));
 		memcpy(&bits, &lr, sizeof(bits));
 		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
 	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
@@ -210,6 +224,37 @@ static double map_per_byte(const struct dmaio_req *r)
 	return n ? prior * exp2(lr) : prior;
 }
 
+/* Bounce memory made: zeroed and faulted in (a write pass and a page entry per page), pinned
+ * as a registration; the prior is that, at the measured copy speed. What it took is learned
+ * (dmaio_cost_learn_area): on our VM host 16 MiB took 44 ms one day (the host's own first
+ * touch of the memory: 26x the prior) and 1-2 ms another. */
+static double area_prior(const struct dmaio_cost_params *p)
+{
+	return p->copy_ns + p->map_memfd_ns + p->reg_ns;
+}
+
+static double area_per_byte(const struct dmaio_req *r)
+{
+	double prior = area_prior(&r->ctx->cost.p);
+	uint32_t n;
+	float lr;
+
+	if (r->ctx->cost.fixed)
+		return prior;
+	cell_get(&r->ctx->cost, KEY_AREA(r->buf->revocable), &n, &lr);
+	return n ? prior * exp2(lr) : prior;
+}
+
+void dmaio_cost_learn_area(struct dmaio_ctx *c, bool kcopy, uint64_t ns, uint64_t bytes)
+{
+	double prior = area_prior(&c->cost.p);
+
+	if (c->cost.fixed || !bytes || prior <= 0)
+		return;
+	cell_add(&c->cost, KEY_AREA(kcopy),
+		 (float)log2(fmin(fmax((double)ns / (double)bytes / prior, 1.0 / 64), 1024)));
+}
+
 void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops *path, int mode,
 			 const struct dmaio_cost_shape *sh, struct dmaio_cost_est *e)
 {
@@ -225,8 +270,7 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->walk_ns = (double)sh->walk * p->walk_ns;
 	/* a mapping made already is paid for; bounce memory not made yet is zeroed and faulted in
 	 * once (a write pass and a page entry per page; pinned as a registration) */
-	e->setup_ns = (double)sh->reg * p->reg_ns +
-		      (double)sh->area * (p->copy_ns + p->map_memfd_ns + p->reg_ns);
+	e->setup_ns = (double)sh->reg * p->reg_ns + (double)sh->area * area_per_byte(r);
 	if (!__atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED))
 		e->setup_ns += (double)sh->map * map_per_byte(r);
 	/* What the CPU spends, for the choice between estimates alike (choose.c): the ops and

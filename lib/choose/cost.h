@@ -42,6 +42,10 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 /* The request's path began in ns (its mapping, registration); was_mapped: the buffer had its
  * CPU mapping before. Learns the provider's mapping cost when this begin made the mapping. */
 void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns);
+/* An engine's bounce memory (kcopy: the kernel-copy area, else the pinned one) was made: it
+ * took ns for bytes. Learns its cost per byte (the first sample whole: it is the thing itself,
+ * timed). */
+void dmaio_cost_learn_area(struct dmaio_ctx *c, bool kcopy, uint64_t ns, uint64_t bytes);
 /* The request finished on the path chosen for it, without fallback: service_ns is the time it
  * took, its setup excluded. Corrects the ratio of its kind. */
 void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);

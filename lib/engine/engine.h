@@ -91,9 +91,13 @@ void dmaio_engines_unlock_all(struct dmaio_ctx *ctx);
 #define DMAIO_BOUNCE_MAX (2u << 20)
 int dmaio_engine_bounce_get(struct dmaio_engine *e, uint32_t n, bool kcopy, struct dmaio_op *op);
 void dmaio_engine_bounce_put(struct dmaio_engine *e, struct dmaio_op *op);
-/* has the area (pinned, or kcopy) been made: the first dmaio_engine_bounce_get() makes it,
- * 16 MiB faulted in, zeroed and pinned (44 ms of CPU once on our VM host) */
+/* has the area (pinned, or kcopy) been made: 16 MiB faulted in, zeroed and pinned (44 ms of CPU
+ * once on our VM host; 1-2 ms on another day) */
 bool dmaio_engine_bounce_made(const struct dmaio_engine *e, bool kcopy);
+/* Make the area now if it is not (a path's begin, so that its one-time cost is the begin's and
+ * not an op's): 0 or -errno; *ns, *bytes: the time making it took and its size, 0 when it was
+ * made before. dmaio_engine_bounce_get() makes it too, for a caller that did not. */
+int dmaio_engine_bounce_ready(struct dmaio_engine *e, bool kcopy, uint64_t *ns, uint64_t *bytes);
 /* n bytes between op's kernel-copy bounce memory and mem (to_bounce: mem -> bounce), copied by
  * the kernel (pwrite/pread of the area's memfd), never by the process: a fault on mem (device
  * memory revoked while mapped) fails the copy with -EFAULT instead of raising SIGBUS. 0 or

@@ -751,6 +751,25 @@ static int area_make(struct dmaio_engine *e, unsigned which)
 	return 0;
 }
 
+int dmaio_engine_bounce_ready(struct dmaio_engine *e, bool kcopy, uint64_t *ns, uint64_t *bytes)
+{
+	unsigned which = kcopy ? AREA_KCOPY : AREA_PINNED;
+	uint64_t t0;
+	int err;
+
+	*ns = 0;
+	*bytes = 0;
+	if (e->bounce[which].mem)
+		return 0;
+	t0 = dmaio_now_ns();
+	err = area_make(e, which);
+	if (err)
+		return err;
+	*ns = MAX(dmaio_now_ns() - t0, 1);
+	*bytes = (uint64_t)BOUNCE_UNIT * BOUNCE_UNITS;
+	return 0;
+}
+
 bool dmaio_engine_bounce_made(const struct dmaio_engine *e, bool kcopy)
 {
 	/* read without the lock: a stale answer only misprices one choice */

@@ -41,11 +41,19 @@ static int serve(const struct dmaio_req *r, int cached_pct, struct dmaio_cost_sh
 
 static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 {
-	(void)e;
+	int err;
+
 	if (r->file->direct < 0)
 		return -EOPNOTSUPP;
 	dmaio_split_req(r, dmaio_path_align(r), true);
-	return dmaio_path_map(r);
+	err = dmaio_path_map(r);
+	if (err)
+		return err;
+	/* the bounce memory made here, if not yet: a one-time cost, timed as setup (the cost
+	 * model learns it), not as the first piece's service; a failure (-ENOMEM) fails the
+	 * request as it would have failed its first piece */
+	r->area_kcopy = r->buf->revocable;
+	return dmaio_engine_bounce_ready(e, r->buf->revocable, &r->area_ns, &r->area_bytes);
 }
 
 static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)

@@ -45,6 +45,15 @@ struct dmaio_q {
 	 * caller waits on every request. */
 	uint64_t busy_ns, win_t0, win_busy_ns;
 	float busy;
+	/* The caller's last dmaio_queue_reap with requests in flight asked to wait for some
+	 * (min > 0, a timeout): it waits on its I/O, and time is what a path costs it whatever
+	 * the busy share. A batch after an idle gap (a bulk caller that drops the page cache
+	 * between passes, a loader that parses between files) is busy a small share of the time
+	 * per arrival; taken for a queue with time to spare, its choice traded up to 2x the time
+	 * for CPU (our host's 16 MiB-buffer cells: auto on udmabuf-direct at 0.68-0.80x of
+	 * bounce-direct, never explored, the margin 2x). A caller that polls the queue's fd and
+	 * reaps without waiting (dmaiosink) keeps the busy share. */
+	bool caller_waits;
 	/* what finished requests cost, summed per cost key until LEARN_BATCH of them (one
 	 * request's share says little: requests finish in bunches), or until the queue goes idle
 	 * with at least LEARN_IDLE_NS summed (one long request is a sample of its own: a
@@ -355,10 +364,20 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		mapped = __atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED) != NULL;
 		t0 = dmaio_now_ns();
 		clock_advance(q, t0);
+		r->area_ns = 0;
 		err = p->begin(r, q->e);
 		q->vlast = MAX(q->vlast, dmaio_now_ns()); /* the begin's time: nobody's service */
 		if (!err) {
-			dmaio_cost_learn_setup(r, mapped, q->vlast - t0);
+			uint64_t setup = q->vlast - t0;
+
+			/* the engine's bounce memory, made by this begin: learned apart */
+			if (r->area_ns) {
+				DBG(r->ctx, "  bounce memory made: %llu KiB in %.1f us",
+				    (unsigned long long)(r->area_bytes >> 10), (double)r->area_ns / 1e3);
+				dmaio_cost_learn_area(r->ctx, r->area_kcopy, r->area_ns, r->area_bytes);
+				setup -= MIN(setup, r->area_ns);
+			}
+			dmaio_cost_learn_setup(r, mapped, setup);
 			return;
 		}
 		/* -EBUSY: the path cannot start now (transient, nothing remembered): the next path
@@ -532,7 +551,7 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 				    (float)(r->t0 - q->win_t0) - q->busy) / 8;
 		q->win_t0 = r->t0;
 		q->win_busy_ns = q->busy_ns;
-		r->busy = q->busy;
+		r->busy = q->caller_waits ? 0 : q->busy;
 	}
 	q->held++;
 	q->prog.submitted++;
@@ -567,6 +586,8 @@ int dmaio_q_reap(struct dmaio_q *q, struct dmaio_req **out, unsigned max, unsign
 
 	if (min && !q->held)
 		return -ENODATA; /* nothing submitted and not reaped: nothing to wait for */
+	if (q->active)
+		q->caller_waits = min && timeout_ms;
 	if (q->cap)
 		dmaio_engine_ack(q->e); /* readiness is recomputed below */
 	for (;;) {
