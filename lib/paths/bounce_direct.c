@@ -46,14 +46,14 @@ static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 	if (r->file->direct < 0)
 		return -EOPNOTSUPP;
 	dmaio_split_req(r, dmaio_path_align(r), true);
-	err = dmaio_path_map(r);
-	if (err)
-		return err;
 	/* the bounce memory made here, if not yet: a one-time cost, timed as setup (the cost
 	 * model learns it), not as the first piece's service; a failure (-ENOMEM) fails the
-	 * request as it would have failed its first piece */
+	 * request as it would have failed its first piece, before the mapping is touched */
 	r->area_kcopy = r->buf->revocable;
-	return dmaio_engine_bounce_ready(e, r->buf->revocable, &r->area_ns, &r->area_bytes);
+	err = dmaio_engine_bounce_ready(e, r->buf->revocable, &r->area_ns, &r->area_bytes);
+	if (err)
+		return err;
+	return dmaio_path_map(r);
 }
 
 static int next(struct dmaio_req *r, struct dmaio_engine *e, struct dmaio_op *op)
