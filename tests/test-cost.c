@@ -597,7 +597,7 @@ static void choose_n(struct dmaio_req *r, int n, unsigned flags, unsigned *nb, u
 }
 
 /* One 64 KiB read into b through q, its busy share returned; waited for with a blocking reap
- * (wait) or by polling without waiting; then 3 ms idle. */
+ * (wait) or by polling without waiting; then 10 ms idle. */
 static float one_read(struct dmaio_q *q, struct dmaio_buf *b, struct dmaio_file *f, int i,
 		      bool wait)
 {
@@ -616,7 +616,7 @@ static float one_read(struct dmaio_q *q, struct dmaio_buf *b, struct dmaio_file 
 	assert_int_equal(n, 1);
 	assert_int_equal(out->res, 64 << 10);
 	dmaio_q_req_put(q, out);
-	usleep(3000);
+	usleep(10000);
 	return busy;
 }
 
@@ -634,7 +634,7 @@ static void t_caller_waits(void **state)
 	/* polled: the queue is idle most of the time, and its caller does not wait on it */
 	for (int i = 0; i < 24; i++)
 		busy = one_read(q, b, &f, i, false);
-	printf("# polled, 64 KiB reads 3 ms apart: busy %.2f\n", busy);
+	printf("# polled, 64 KiB reads 10 ms apart: busy %.2f\n", busy);
 	assert_true(busy > 0 && busy < 0.9);
 	/* reaped with a wait: the caller waits on its I/O, the busy share is not used (0) */
 	(void)one_read(q, b, &f, 24, true);
