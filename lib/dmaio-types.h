@@ -298,9 +298,9 @@ struct dmaio_req {
 				    * unknown, a synchronous call, a caller that waits, a question */
 	bool bounce_cold;          /* its engine's bounce memory is not made yet: a path through it
 				    * pays for making it (queue.c sets it before a choice) */
-	bool area_kcopy;           /* area_ns: of the kernel-copy area (else the pinned one) */
-	uint64_t area_ns, area_bytes; /* its path's begin made the engine's bounce memory: the
-				    * time it took, its size (the cost model learns it) */
+	uint64_t area_ns, area_bytes; /* its path's begin made the engine's bounce memory (the
+				    * kernel-copy area for a revocable buffer): the time it took,
+				    * its size (the cost model learns it) */
 	/* progress of the current path over [start, end) of the range (rel offsets) */
 	uint64_t start;
 	uint64_t end;              /* len, or less for reads that stop at end of file */

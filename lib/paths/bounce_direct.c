@@ -49,7 +49,6 @@ static int begin(struct dmaio_req *r, struct dmaio_engine *e)
 	/* the bounce memory made here, if not yet: a one-time cost, timed as setup (the cost
 	 * model learns it), not as the first piece's service; a failure (-ENOMEM) fails the
 	 * request as it would have failed its first piece, before the mapping is touched */
-	r->area_kcopy = r->buf->revocable;
 	err = dmaio_engine_bounce_ready(e, r->buf->revocable, &r->area_ns, &r->area_bytes);
 	if (err)
 		return err;

@@ -374,7 +374,8 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 			if (r->area_ns) {
 				DBG(r->ctx, "  bounce memory made: %llu KiB in %.1f us",
 				    (unsigned long long)(r->area_bytes >> 10), (double)r->area_ns / 1e3);
-				dmaio_cost_learn_area(r->ctx, r->area_kcopy, r->area_ns, r->area_bytes);
+				dmaio_cost_learn_area(r->ctx, r->buf->revocable, r->area_ns,
+						      r->area_bytes);
 				setup -= MIN(setup, r->area_ns);
 			}
 			dmaio_cost_learn_setup(r, mapped, setup);
