@@ -179,6 +179,12 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
  * moves the ratio at most 2x either way, a path's first from its siblings' ratio: a request that met a
  * one-time cost (a page-cache miss the residency did not show, another process's burst) must
  * not rule a path out, since a path not chosen is never measured again. */
+/* cur moved toward obs by 1/w of the way, at most 2x either way */
+static double mean_step(double cur, double obs, unsigned w)
+{
+	return fmin(fmax(cur + (obs - cur) / w, cur / 2), cur * 2);
+}
+
 static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 {
 	struct dmaio_cost_cell *cell = cell_find(c, key, true);
@@ -202,9 +208,7 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 		if (!n && first_of_kind)
 			lr = obs;
 		else
-			lr = (float)log2(fmin(fmax(exp2(lr) + (exp2(obs) - exp2(lr)) /
-							   (n + 1 < 8 ? n + 1 : 8),
-						   exp2(lr) / 2), exp2(lr) * 2));
+			lr = (float)log2(mean_step(exp2(lr), exp2(obs), n + 1 < 8 ? n + 1 : 8));
 		memcpy(&bits, &lr, sizeof(bits));
 		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
 	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
