@@ -3,7 +3,8 @@
  * Layer "choose": the path table and the choice of a path for a request: the forced one first
  * (flags or DMAIO_PATH), then among the paths not tried yet for this request that can serve it,
  * the lowest estimated cost (cost.h), the one spending the least CPU among those within 10% of
- * it; every 16th automatic choice of a transfer may explore a path measured less (within 1.5x).
+ * it; every 16th automatic choice of a transfer may explore a path measured less (within 1.5x),
+ * spending at most 1/32 of the time its kind's choices were estimated to take.
  */
 #ifndef DMAIO_CHOOSE_H
 #define DMAIO_CHOOSE_H

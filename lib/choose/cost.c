@@ -215,6 +215,46 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 					      __ATOMIC_RELAXED));
 }
 
+/* A kind's exploration budget: a cell of its own (the kind's key without a path; no path's
+ * ratio is kept under path 0 outside the setup mode), its credit in nanoseconds as the float
+ * and the explorations granted as the count. */
+bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, double earn_ns, double cap_ns,
+			       double spend_ns)
+{
+	struct dmaio_cost_cell *cell = cell_find(&c->cost, key & ~KEY_PATH_MASK, true);
+	uint64_t old, nv;
+	bool granted;
+
+	if (!cell)
+		return false; /* full around here: nothing explored rather than unbounded */
+	old = __atomic_load_n(&cell->val, __ATOMIC_RELAXED);
+	do {
+		uint32_t n = (uint32_t)(old >> 32), bits = (uint32_t)old;
+		float credit;
+
+		memcpy(&credit, &bits, sizeof(credit));
+		credit = (float)fmin((double)credit + earn_ns, fmax(cap_ns, (double)credit));
+		granted = spend_ns >= 0 && spend_ns <= credit;
+		if (granted) {
+			credit -= (float)spend_ns;
+			n += n < UINT32_MAX;
+		}
+		memcpy(&bits, &credit, sizeof(bits));
+		nv = (uint64_t)n << 32 | bits;
+	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return granted;
+}
+
+uint32_t dmaio_cost_explored(const struct dmaio_ctx *c, uint32_t key)
+{
+	uint32_t n;
+	float credit;
+
+	cell_get(&c->cost, key & ~KEY_PATH_MASK, &n, &credit);
+	return n;
+}
+
 static double map_per_byte(const struct dmaio_req *r)
 {
 	const struct dmaio_cost_params *p = &r->ctx->cost.p;
