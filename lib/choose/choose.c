@@ -134,12 +134,15 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * 1.3x its rival needs no new sample every 16 requests, and at 1 in 16 the exploration of the
  * paths that lose cost the choice matrix's 16 MiB buffers (16 ranges of 1 MiB a pass) their
  * share of slower ranges and twice auto's CPU. And within a budget of time per kind of
- * request: every automatic choice earns the kind EXPLORE_SHARE of its pick's estimate (at most
- * EXPLORE_FAR picks' worth is saved), and an exploration spends the time it is estimated to add
- * to the pick's; one the credit does not cover is not made. The cadence alone let a kind of
- * few requests explore as often as a kind of many: our VM's 16 MiB buffers read as one 16 MiB
- * range a pass explored bounce-direct, measured once at 5.5x (its ratio moved 2x from that
- * sample), in one of 4 passes, and auto went at 0.44x of the best path. Not with
+ * request: every automatic choice earns the kind EXPLORE_SHARE of its pick's estimate, of its
+ * time and of its CPU (at most EXPLORE_FAR picks' time is saved), and an exploration spends the
+ * time it is estimated to add to the pick's, and where the queue has time to spare (what a path
+ * costs it is the CPU) the CPU; one the credits do not cover is not made. The cadence alone let
+ * a kind of few requests explore as often as a kind of many: our VM's 16 MiB buffers read as
+ * one 16 MiB range a pass explored bounce-direct, measured once at 5.5x (its ratio moved 2x
+ * from that sample), in one of 4 passes, and auto went at 0.44x of the best path; and a 4K
+ * frame writer on a shared disk explored bounce-direct (a 12 MB copy a frame) in 13 of 300
+ * frames, at 1.31x the CPU of udmabuf-direct. Not with
  * DMAIO_COST=fixed (tests see one choice), nor for a forced path's fallback, nor a write
  * through the page cache (its time teaches nothing). */
 #define EXPLORE_EVERY 16u
@@ -162,7 +165,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	struct dmaio_ctx *c = r->ctx;
 	uint32_t tick;
 	unsigned k = 0;
-	double spend;
+	double earn[2], cap[2], spend[2];
 	int x = -1;
 
 	if (c->cost.fixed)
@@ -187,15 +190,22 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		if ((tick / EXPLORE_EVERY) % (1u << k))
 			x = -1;
 	}
-	/* every choice earns the kind its share of the pick's estimate; an exploration spends
-	 * the time it is estimated to add */
-	spend = x < 0 ? -1 : fmax(0, est[x].est_ns - est[p].est_ns);
-	if (!dmaio_cost_explore_credit(c, est[p].key, est[p].est_ns * EXPLORE_SHARE,
-				       est[p].est_ns * EXPLORE_FAR, spend)) {
+	/* every choice earns the kind its share of the pick's time and CPU; an exploration
+	 * spends the time it is estimated to add, and for a queue with time to spare (its
+	 * margin wider than the waiting caller's) the CPU */
+	earn[0] = est[p].est_ns * EXPLORE_SHARE;
+	earn[1] = est[p].cpu_ns * EXPLORE_SHARE;
+	cap[0] = cap[1] = est[p].est_ns * EXPLORE_FAR;
+	spend[0] = spend[1] = -1;
+	if (x >= 0) {
+		spend[0] = fmax(0, est[x].est_ns - est[p].est_ns);
+		spend[1] = margin_of(r) > CPU_MARGIN ? fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
+	}
+	if (!dmaio_cost_explore_credit(c, est[p].key, earn, cap, spend)) {
 		if (x >= 0)
-			DBG(c, "  %s: not explored (%u measured, %.1f us more than %s): over the "
-			    "kind's budget", path_table[x]->name, est[x].samples, spend / 1e3,
-			    path_table[p]->name);
+			DBG(c, "  %s: not explored (%u measured; %.1f us more time, %.1f us more "
+			    "CPU than %s): over the kind's budget", path_table[x]->name,
+			    est[x].samples, spend[0] / 1e3, spend[1] / 1e3, path_table[p]->name);
 		return p;
 	}
 	return x < 0 ? p : x;

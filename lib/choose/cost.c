@@ -216,10 +216,10 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 }
 
 /* A kind's exploration budget: a cell of its own (the kind's key without a path; no path's
- * ratio is kept under path 0 outside the setup mode), its credit in nanoseconds as the float
- * and the explorations granted as the count. */
-bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, double earn_ns, double cap_ns,
-			       double spend_ns)
+ * ratio is kept under path 0 outside the setup mode), its two credits in nanoseconds as two
+ * floats: time (the high half), CPU (the low half). */
+bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, const double earn_ns[2],
+			       const double cap_ns[2], const double spend_ns[2])
 {
 	struct dmaio_cost_cell *cell = cell_find(&c->cost, key & ~KEY_PATH_MASK, true);
 	uint64_t old, nv;
@@ -229,30 +229,25 @@ bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, double earn_ns
 		return false; /* full around here: nothing explored rather than unbounded */
 	old = __atomic_load_n(&cell->val, __ATOMIC_RELAXED);
 	do {
-		uint32_t n = (uint32_t)(old >> 32), bits = (uint32_t)old;
-		float credit;
+		uint32_t bits[2] = { (uint32_t)(old >> 32), (uint32_t)old };
+		float credit[2];
 
-		memcpy(&credit, &bits, sizeof(credit));
-		credit = (float)fmin((double)credit + earn_ns, fmax(cap_ns, (double)credit));
-		granted = spend_ns >= 0 && spend_ns <= credit;
-		if (granted) {
-			credit -= (float)spend_ns;
-			n += n < UINT32_MAX;
+		granted = true;
+		for (int i = 0; i < 2; i++) {
+			memcpy(&credit[i], &bits[i], sizeof(credit[i]));
+			credit[i] = (float)fmin((double)credit[i] + earn_ns[i],
+						fmax(cap_ns[i], (double)credit[i]));
+			granted &= spend_ns[i] >= 0 && spend_ns[i] <= credit[i];
 		}
-		memcpy(&bits, &credit, sizeof(bits));
-		nv = (uint64_t)n << 32 | bits;
+		for (int i = 0; i < 2; i++) {
+			if (granted)
+				credit[i] -= (float)spend_ns[i];
+			memcpy(&bits[i], &credit[i], sizeof(bits[i]));
+		}
+		nv = (uint64_t)bits[0] << 32 | bits[1];
 	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
 	return granted;
-}
-
-uint32_t dmaio_cost_explored(const struct dmaio_ctx *c, uint32_t key)
-{
-	uint32_t n;
-	float credit;
-
-	cell_get(&c->cost, key & ~KEY_PATH_MASK, &n, &credit);
-	return n;
 }
 
 static double map_per_byte(const struct dmaio_req *r)

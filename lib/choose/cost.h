@@ -53,13 +53,11 @@ void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
  * model (one sample). */
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns);
 
-/* A kind's exploration budget (the kind of cost key, whatever its path): earn_ns credited
- * (at most up to cap_ns: a credit above it is kept, not raised), then spend_ns taken from it
- * when the credit covers it (spend_ns < 0: nothing asked). True when the spend was granted.
- * Not learned: an account of what the choice spent. */
-bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, double earn_ns, double cap_ns,
-			       double spend_ns);
-/* explorations granted in key's kind */
-uint32_t dmaio_cost_explored(const struct dmaio_ctx *c, uint32_t key);
+/* A kind's exploration budget (the kind of cost key, whatever its path), two accounts: [0]
+ * time, [1] CPU. earn_ns credited to each (up to cap_ns: a credit above it is kept, not
+ * raised), then spend_ns taken from both when both credits cover it (spend_ns < 0: nothing
+ * asked). True when the spend was granted. Not learned: an account of what the choice spent. */
+bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, const double earn_ns[2],
+			       const double cap_ns[2], const double spend_ns[2]);
 
 #endif
