@@ -33,7 +33,8 @@
  *                polled again, with the share
  *   pagecache-writes  direct writes measured slow, page-cache writes fast (their completions
  *                come before writeback): buffered and sendfile writes are priced with the direct
- *                writes' ratio and not chosen; reads keep their own
+ *                writes' ratio and not chosen; reads keep their own; to an O_DSYNC file
+ *                they learn their own (durable at completion), are chosen and explored
  *   setup        a mapped buffer's ranges pay no mapping; a mapping measured at 5x the provider's
  *                prior raises the mapping share of another buffer's ranges on every mapping path
  *                (at most 2x from one sample), not the others'; bounce memory still to make is
@@ -373,7 +374,10 @@ static void t_learn(void **state)
 /* Page-cache writes: their completions come before the storage sees the bytes. Direct writes
  * measured at 8x their model (the storage), buffered and sendfile writes at 1/10 (they finish
  * in the page cache): the page-cache paths are priced with the direct writes' ratio, and the
- * choice stays with a direct path. Reads keep their own ratios. */
+ * choice stays with a direct path. Reads keep their own ratios. To a file opened O_DSYNC
+ * every write completes once durable: its page-cache writes learn their own ratio, apart. */
+static void choose_n(struct dmaio_req *r, int n, unsigned flags, unsigned *nb, unsigned *nu);
+
 static void t_pagecache_writes(void **state)
 {
 	struct dmaio_ctx *c = learning_ctx();
@@ -406,6 +410,42 @@ static void t_pagecache_writes(void **state)
 	assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_SENDFILE);
 	x = ratio_of(&rd, DMAIO_PATH_BUFFERED, NULL);
 	assert_true(x < 0.2); /* a read's own */
+	/* the same file opened O_DSYNC: a write completes once durable on every path, so the
+	 * page-cache writes' time is their cost, a kind of its own (the writes above teach it
+	 * nothing): measured at 1/2 the direct writes', buffered is chosen, and explored */
+	{
+		int fd = open(src_path, O_RDWR | O_DSYNC | O_CLOEXEC);
+		struct dmaio_file fs;
+		struct dmaio_req ws;
+		unsigned nb, nu;
+
+		assert_true(fd >= 0);
+		assert_int_equal(dmaio_file_probe(c, fd, false, &fs), 0);
+		dmaio_q_req_init(&ws, b, &fs, true, 0, 0, 16u << 20, 0, 0);
+		close_to(ratio_of(&ws, DMAIO_PATH_BUFFERED, NULL), 1, "O_DSYNC: nothing learned yet");
+		for (int i = 0; i < 24; i++) {
+			measure(&ws, DMAIO_PATH_UDMABUF_DIRECT, 8);
+			measure(&ws, DMAIO_PATH_BOUNCE_DIRECT, 9);
+			measure(&ws, DMAIO_PATH_BUFFERED, 4);
+			measure(&ws, DMAIO_PATH_SENDFILE, 4);
+		}
+		x = ratio_of(&ws, DMAIO_PATH_BUFFERED, NULL);
+		assert_true(x > 3 && x < 5);
+		look(&ws, 0, &v);
+		printf("# O_DSYNC: direct writes 8-9x, page-cache writes 4x (ratio %.2f): chosen %s\n",
+		       x, dmaio_path_name((uint32_t)v.ids[v.pick]));
+		assert_int_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+		/* buffered now at 6x, udmabuf-direct at 8x (within the reach of exploration) */
+		for (int i = 0; i < 64; i++)
+			measure(&ws, DMAIO_PATH_BUFFERED, 6);
+		choose_n(&ws, 256, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+		printf("# O_DSYNC, buffered at 6x: 256 choices: %u udmabuf-direct (exploring)\n", nu);
+		assert_true(nu > 0 && nu < 256);
+		look(&w, 0, &v); /* the writes without O_DSYNC: as they were */
+		assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+		dmaio_file_release(&fs);
+		close(fd);
+	}
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);
 	dmaio_ctx_free(c);

@@ -154,9 +154,10 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
 #define EXPLORE_SHARE (1.0 / 32)
 static bool teaches(const struct dmaio_req *r, int id)
 {
-	/* a write through the page cache completes before the storage sees it: its time says
-	 * nothing of its cost (cost.c prices it with the direct writes'), so it is not explored */
-	return !r->write || (id != DMAIO_PATH_BUFFERED && id != DMAIO_PATH_SENDFILE);
+	/* a write through the page cache completes before the storage sees it (unless the file
+	 * is O_SYNC / O_DSYNC): its time says nothing of its cost (cost.c prices it with the
+	 * direct writes'), so it is not explored */
+	return !dmaio_cost_write_unseen(r, id);
 }
 
 static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,

@@ -79,7 +79,31 @@ static bool sub_page(const struct dmaio_req *r)
 	return ((r->buf_off - r->file_off) & ((uint64_t)dmaio_page_size() - 1)) != 0;
 }
 
-/* One key per path, mode, provider, range size, buffer size, file system and page congruence. */
+/* A write to a file opened O_SYNC / O_DSYNC completes once durable, on every path (every
+ * descriptor the library opens for the file carries the flag): its time is the storage's even
+ * through the page cache. A kind of its own. */
+#define KEY_DURABLE (1u << 6)
+
+static bool durable(const struct dmaio_req *r)
+{
+	return r->write && r->file->sync_flags;
+}
+
+/* A write whose completion comes before the storage sees its bytes: through the page cache
+ * (buffered, sendfile) to a file without O_SYNC / O_DSYNC; writeback comes later, in the
+ * kernel's flusher threads or the caller's own fsync(). */
+static bool unseen_id(int id)
+{
+	return id == DMAIO_PATH_BUFFERED || id == DMAIO_PATH_SENDFILE;
+}
+
+bool dmaio_cost_write_unseen(const struct dmaio_req *r, int path)
+{
+	return r->write && !durable(r) && unseen_id(path);
+}
+
+/* One key per path, mode, provider, range size, buffer size, file system, page congruence and
+ * durability. */
 static uint32_t make_key(const struct dmaio_req *r, int path, int mode, uint64_t len)
 {
 	static const uint64_t lim[] = { 8 << 10, 128 << 10, 2 << 20, 32 << 20 };
@@ -92,7 +116,8 @@ static uint32_t make_key(const struct dmaio_req *r, int path, int mode, uint64_t
 	else
 		skew = sub_page(r);
 	return 1u << 31 | (uint32_t)path << 24 | (uint32_t)mode << 22 | prov_class(r) << 18 |
-	       log_bucket(len, lim, 4) << 14 | buf_bucket(r->buf) << 12 | fs << 8 | skew << 7;
+	       log_bucket(len, lim, 4) << 14 | buf_bucket(r->buf) << 12 | fs << 8 | skew << 7 |
+	       (mode != MODE_SETUP && durable(r) ? KEY_DURABLE : 0);
 }
 
 /* The engine's bounce memory: a key of its own (no path, the setup mode, a range bucket no
@@ -152,8 +177,7 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
 		uint32_t n, k = (key & ~KEY_PATH_MASK) | id << KEY_PATH_SHIFT;
 		float lr;
 
-		if (k == key || (KEY_MODE(key) == 2 &&
-				 (id == DMAIO_PATH_BUFFERED || id == DMAIO_PATH_SENDFILE)))
+		if (k == key || (KEY_MODE(key) == 2 && !(key & KEY_DURABLE) && unseen_id((int)id)))
 			continue;
 		cell_get(c, k, &n, &lr);
 		if (n && (!have || lr < *out)) {
@@ -330,9 +354,9 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	 * later, in the kernel's flusher threads), so its completions never show the storage's
 	 * cost and teach that it is cheap: 31 of 60 4K camera frames went `buffered` that way.
 	 * It is priced with the storage cost the direct writes of the same kind learned (the
-	 * lesser of the two), when that is more than its own. */
-	if (mode == 2 && !r->ctx->cost.fixed &&
-	    (path->id == DMAIO_PATH_BUFFERED || path->id == DMAIO_PATH_SENDFILE)) {
+	 * lesser of the two), when that is more than its own. (To a file opened O_SYNC or
+	 * O_DSYNC it completes once durable: its time is its cost, learned as any path's.) */
+	if (!r->ctx->cost.fixed && dmaio_cost_write_unseen(r, path->id)) {
 		static const int direct[] = { DMAIO_PATH_UDMABUF_DIRECT, DMAIO_PATH_BOUNCE_DIRECT };
 		float best = 0;
 		bool have = false;
