@@ -70,7 +70,36 @@ struct cres {
 	uint64_t done_count[DMAIO_PATH_SLOTS]; /* completions per dmaio_done.path, timed passes */
 	uint64_t path_bytes[DMAIO_PATH_SLOTS];
 	uint64_t fallbacks, unaligned, busy;
+	/* DMAIO_BENCH_TRACE=1: the paths of a timed pass in completion order, as runs */
+	char trace[480];
+	int tr_path;
+	uint64_t tr_n;
 };
+
+static bool trace_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *v = secure_getenv("DMAIO_BENCH_TRACE");
+
+		on = v && *v && strcmp(v, "0");
+	}
+	return on;
+}
+
+/* the run of acc's trace so far into its text ("path xN, ..."; "..." once full) */
+static void trace_flush(struct cres *acc)
+{
+	size_t l = strlen(acc->trace);
+
+	if (acc->tr_n && l + 48 < sizeof(acc->trace))
+		snprintf(acc->trace + l, sizeof(acc->trace) - l, "%s%s x%" PRIu64, l ? ", " : "",
+			 dmaio_path_name((uint32_t)acc->tr_path), acc->tr_n);
+	else if (acc->tr_n && l + 4 < sizeof(acc->trace) && !strstr(acc->trace, "..."))
+		strcat(acc->trace, ", ...");
+	acc->tr_n = 0;
+}
 
 struct cell {
 	int h, bi, ri;          /* provider, buffer size, range size: indices into the options */
@@ -181,6 +210,12 @@ static void account(struct cres *acc, const struct dmaio_done *d)
 	if (d->path < DMAIO_PATH_SLOTS) {
 		acc->done_count[d->path]++;
 		acc->path_bytes[d->path] += d->done;
+	}
+	if (trace_on()) {
+		if ((int)d->path != acc->tr_path)
+			trace_flush(acc);
+		acc->tr_path = (int)d->path;
+		acc->tr_n++;
 	}
 	acc->fallbacks += d->fallbacks;
 	acc->unaligned += d->unaligned;
@@ -561,6 +596,15 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 		}
 		t += t1 - t0;
 		cpu += c1 - c0;
+	}
+	if (trace_on() && c->m[k].path == DMAIO_PATH_AUTO) {
+		char cn[128];
+
+		trace_flush(rs);
+		fprintf(stderr, PROG ": trace %s %s run %d: %s\n", cell_name(c, cl, cn, sizeof(cn)),
+			c->m[k].name, rs->n + 1, rs->trace);
+		rs->trace[0] = 0;
+		rs->tr_path = -1;
 	}
 	rs->mbps[rs->n] = (double)(B * passes) * 1000.0 / (double)t;
 	rs->cpu[rs->n] = cpu / ((double)(B * passes) / (double)GIB);

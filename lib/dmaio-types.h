@@ -290,6 +290,8 @@ struct dmaio_req {
 	 * goes under; setup_ns: time the path's begin took (mapping, registration) */
 	uint32_t cost_key;
 	double cost_model_ns;
+	bool explored;             /* the current path is an exploration: its time is learned
+				    * when it finishes, alone (queue.c) */
 	uint64_t setup_ns;
 	double svc_ns;             /* its ops' shares of the time they were in flight (queue.c) */
 	float busy;                /* the share of recent time its queue had ops in flight, when

@@ -185,7 +185,9 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		    (x < 0 || est[i].samples < est[x].samples))
 			x = (int)i;
 	}
-	if (x >= 0) {
+	/* the backoff of a candidate measured often: one that spends less CPU than the pick is
+	 * explored at the cadence (it lost the pick on time alone and saves CPU) */
+	if (x >= 0 && est[x].cpu_ns >= est[p].cpu_ns) {
 		for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
 			k++;
 		if ((tick / EXPLORE_EVERY) % (1u << k))
@@ -275,9 +277,11 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, u
 	if (first && (flags & DMAIO_CHOOSE_EXPLORE)) {
 		int x = explore(r, status, e, n, p);
 
-		if (x != p)
+		if (x != p) {
 			DBG(r->ctx, "  %s: explored (%u measured) instead of %s (%u)",
 			    path_table[x]->name, e[x].samples, path_table[p]->name, e[p].samples);
+			e[x].explored = true;
+		}
 		p = x;
 	}
 	*est = e[p];

@@ -24,6 +24,7 @@ struct dmaio_cost_est {
 	double ratio;              /* measured / modelled, learned (1 when nothing measured) */
 	uint32_t samples;          /* completions behind ratio */
 	uint32_t key;              /* where this request's measurement goes */
+	bool explored;             /* chosen by exploration, not as the pick (dmaio_choose) */
 	double est_ns;
 };
 

@@ -79,7 +79,7 @@ static void learn_flush(struct dmaio_q *q, struct learn_acc *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static void learn_add(struct dmaio_q *q, uint32_t key, double service, double model)
+static void learn_add(struct dmaio_q *q, uint32_t key, double service, double model, bool now)
 {
 	struct learn_acc *a = NULL, *full = &q->acc[0];
 
@@ -99,7 +99,7 @@ static void learn_add(struct dmaio_q *q, uint32_t key, double service, double mo
 	a->key = key;
 	a->service += service;
 	a->model += model;
-	if (++a->n == LEARN_BATCH)
+	if (++a->n == LEARN_BATCH || now)
 		learn_flush(q, a);
 }
 
@@ -320,7 +320,7 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	 * threads started, pages faulted) */
 	if (q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path && done && !r->start &&
 	    r->path_bytes[r->path->id] == done)
-		learn_add(q, r->cost_key, r->svc_ns, r->cost_model_ns);
+		learn_add(q, r->cost_key, r->svc_ns, r->cost_model_ns, r->explored);
 	if (!q->active) /* idle: a long sum is a sample now */
 		for (size_t i = 0; i < ARRAY_SIZE(q->acc); i++)
 			if (q->acc[i].n && q->acc[i].service >= LEARN_IDLE_NS)
@@ -354,6 +354,7 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		    why ? why : "");
 		r->cost_key = est.key;
 		r->cost_model_ns = est.ops_ns + est.bytes_ns + est.walk_ns;
+		r->explored = est.explored;
 		r->path = p;
 		r->slot = -1;
 		r->end = r->len;
