@@ -137,11 +137,12 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * pick: it lost the pick on time alone, and a stretch of slow samples (a burst of another
  * process) leaves it there while the pick is what it measures; explored 1 in 256, our VM's
  * 4 KiB reads went bounce-direct in runs of 256 with udmabuf-direct, 10% faster and less CPU,
- * explored once in each (and an explored request is learned alone, queue.c). And within a budget of time per kind of
- * request: every automatic choice earns the kind EXPLORE_SHARE of its pick's estimate, of its
- * time and of its CPU (at most EXPLORE_FAR picks' time is saved), and an exploration spends the
- * time it is estimated to add to the pick's, and where the queue has time to spare (what a path
- * costs it is the CPU) the CPU; one the credits do not cover is not made. The cadence alone let
+ * explored once in each (and an explored request is learned alone, queue.c). And within a
+ * budget of time per kind of request: every automatic choice earns the kind EXPLORE_SHARE
+ * of its pick's estimate, of its time and of its CPU (at most EXPLORE_FAR picks' time is
+ * saved), and an exploration spends the time it is estimated to add to the pick's, and where
+ * the queue has time to spare (what a path costs it is the CPU) the CPU; one the credits do
+ * not cover is not made. The cadence alone let
  * a kind of few requests explore as often as a kind of many: our VM's 16 MiB buffers read as
  * one 16 MiB range a pass explored bounce-direct, measured once at 5.5x (its ratio moved 2x
  * from that sample), in one of 4 passes, and auto went at 0.44x of the best path; and a 4K
