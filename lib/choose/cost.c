@@ -346,6 +346,7 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->key = make_key(r, path->id, mode, r->len - r->start);
 	e->samples = 0;
 	e->explored = false;
+	e->calls = sh->calls;
 	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
 		if (!e->samples)

@@ -25,6 +25,7 @@ struct dmaio_cost_est {
 	uint32_t samples;          /* completions behind ratio */
 	uint32_t key;              /* where this request's measurement goes */
 	bool explored;             /* chosen by exploration, not as the pick (dmaio_choose) */
+	uint64_t calls;            /* blocking calls on the worker threads (the shape's) */
 	double est_ns;
 };
 
