@@ -453,6 +453,61 @@ static void t_pagecache_writes(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* Small page-cache writes: their writeback moves the dirty pages in file order as large writes,
+ * so their storage cost is the large direct writes', not the small ones' (each a write of its
+ * own). Direct 4 KiB writes at 8x, direct 1 MiB writes at 1.5x: a 4 KiB buffered write is priced
+ * at 1.5x, and chosen; its price does not depend on the caller's memory being page-aligned with
+ * the file (writeback's is). Before any larger direct write is learned: the 4 KiB ones'. */
+static void t_writeback(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w4, w1m, skew;
+	struct view v;
+	double x;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&w4, b, &f, true, 0, 0, 4096, 0, 0);
+	dmaio_q_req_init(&w1m, b, &f, true, 0, 0, 1u << 20, 0, 0);
+	dmaio_q_req_init(&skew, b, &f, true, 512, 0, 4096, 0, 0);
+	for (int i = 0; i < 24; i++) {
+		measure(&w4, DMAIO_PATH_UDMABUF_DIRECT, 8);
+		measure(&w4, DMAIO_PATH_BOUNCE_DIRECT, 9);
+		measure(&w4, DMAIO_PATH_BUFFERED, 0.1);
+		measure(&w4, DMAIO_PATH_SENDFILE, 0.1);
+		measure(&skew, DMAIO_PATH_UDMABUF_DIRECT, 30);
+		measure(&skew, DMAIO_PATH_BOUNCE_DIRECT, 9);
+	}
+	x = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
+	printf("# 4K page-cache write, no larger direct write learned: ratio %.2f\n", x);
+	assert_true(x > 7 && x < 9); /* the 4 KiB direct writes' */
+	look(&w4, 0, &v);
+	assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	for (int i = 0; i < 24; i++) {
+		measure(&w1m, DMAIO_PATH_UDMABUF_DIRECT, 1.5);
+		measure(&w1m, DMAIO_PATH_BOUNCE_DIRECT, 2);
+		measure(&w1m, DMAIO_PATH_BUFFERED, 0.1);
+	}
+	x = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
+	assert_true(x > 1.3 && x < 1.7);
+	close_to(ratio_of(&w4, DMAIO_PATH_SENDFILE, NULL), x, "sendfile's 4K write");
+	look(&w4, 0, &v);
+	printf("# direct 1M writes learned at 1.5x: 4K page-cache write at %.2f, chosen %s\n", x,
+	       dmaio_path_name((uint32_t)v.ids[v.pick]));
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	close_to(ratio_of(&skew, DMAIO_PATH_BUFFERED, NULL), x, "from sub-page memory");
+	look(&skew, 0, &v);
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	/* the 1 MiB page-cache writes themselves: the 1 MiB direct writes' (their own kind) */
+	x = ratio_of(&w1m, DMAIO_PATH_BUFFERED, NULL);
+	assert_true(x > 1.3 && x < 1.7);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
 /* ---- estimates alike: the least CPU; exploration -------------------------------------------- */
 /* Teach the writes of r: bounce-direct at 10x its model, then udmabuf-direct at the ratio that
  * puts its estimate (setup included) at f times bounce-direct's, then bounce-direct `more`
@@ -1221,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(t_walk),
 		cmocka_unit_test(t_learn),
 		cmocka_unit_test(t_pagecache_writes),
+		cmocka_unit_test(t_writeback),
 		cmocka_unit_test(t_cpu_choice),
 		cmocka_unit_test(t_explore),
 		cmocka_unit_test(t_explored_alone),

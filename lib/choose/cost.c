@@ -83,6 +83,10 @@ static bool sub_page(const struct dmaio_req *r)
  * descriptor the library opens for the file carries the flag): its time is the storage's even
  * through the page cache. A kind of its own. */
 #define KEY_DURABLE (1u << 6)
+#define KEY_SKEW (1u << 7)
+#define KEY_RANGE_SHIFT 14
+#define KEY_RANGE_MASK (7u << KEY_RANGE_SHIFT)
+#define KEY_RANGE_MAX 4u /* the last bucket of make_key's range limits */
 
 static bool durable(const struct dmaio_req *r)
 {
@@ -116,7 +120,8 @@ static uint32_t make_key(const struct dmaio_req *r, int path, int mode, uint64_t
 	else
 		skew = sub_page(r);
 	return 1u << 31 | (uint32_t)path << 24 | (uint32_t)mode << 22 | prov_class(r) << 18 |
-	       log_bucket(len, lim, 4) << 14 | buf_bucket(r->buf) << 12 | fs << 8 | skew << 7 |
+	       log_bucket(len, lim, KEY_RANGE_MAX) << KEY_RANGE_SHIFT | buf_bucket(r->buf) << 12 |
+	       fs << 8 | (skew ? KEY_SKEW : 0) |
 	       (mode != MODE_SETUP && durable(r) ? KEY_DURABLE : 0);
 }
 
@@ -318,6 +323,51 @@ void dmaio_cost_learn_area(struct dmaio_ctx *c, bool kcopy, uint64_t ns, uint64_
 		 (float)log2(fmin(fmax((double)ns / (double)bytes / prior, 1.0 / 64), 1024)));
 }
 
+/* The least log2 ratio the direct writes (udmabuf-direct, bounce-direct) learned in the kind
+ * of key, with its range bucket replaced by rb and, when aligned, its page skew cleared */
+static bool direct_write_lr(const struct dmaio_cost *c, uint32_t key, unsigned rb, bool aligned,
+			    float *out)
+{
+	static const int direct[] = { DMAIO_PATH_UDMABUF_DIRECT, DMAIO_PATH_BOUNCE_DIRECT };
+	bool have = false;
+
+	key = (key & ~(KEY_PATH_MASK | KEY_RANGE_MASK)) | rb << KEY_RANGE_SHIFT;
+	if (aligned)
+		key &= ~KEY_SKEW;
+	for (unsigned i = 0; i < 2; i++) {
+		uint32_t n, k = key | (uint32_t)direct[i] << KEY_PATH_SHIFT;
+		float lr;
+
+		cell_get(c, k, &n, &lr);
+		if (n && (!have || lr < *out)) {
+			*out = lr;
+			have = true;
+		}
+	}
+	return have;
+}
+
+/* What the storage's side of a page-cache write costs, as a log2 ratio to the write's model.
+ * Writeback moves the dirty pages of a file in file order, from page-aligned memory, and the
+ * block layer merges the contiguous ones into large writes, whatever the ranges the caller
+ * wrote them in: 4 KiB ranges in random order, written whole and then fdatasync()ed, reached
+ * 110-154 MB/s through `buffered` in the VM against 37-68 for every direct path, which moves
+ * each range as a write of its own (bench/RESULTS.md, C22). So the storage's cost per byte is
+ * that of the largest direct writes learned in the same kind (provider, buffer size, file
+ * system; page-aligned), down to the write's own range size; when none is learned, the
+ * direct writes of its own range and skew. The price assumes the writes meet their
+ * neighbours in the page cache: scattered writes to a large file are written back as small
+ * writes, though many at once. */
+static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, float *out)
+{
+	unsigned own = (key & KEY_RANGE_MASK) >> KEY_RANGE_SHIFT;
+
+	for (unsigned rb = KEY_RANGE_MAX; rb >= own && rb <= KEY_RANGE_MAX; rb--)
+		if (direct_write_lr(c, key, rb, true, out))
+			return true;
+	return direct_write_lr(c, key, own, false, out);
+}
+
 void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops *path, int mode,
 			 const struct dmaio_cost_shape *sh, struct dmaio_cost_est *e)
 {
@@ -349,33 +399,22 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->calls = sh->calls;
 	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
-		if (!e->samples)
+		/* (a page-cache write not measured yet starts from its writeback's price, below:
+		 * its siblings learned what the storage costs them) */
+		if (!e->samples && !dmaio_cost_write_unseen(r, path->id))
 			sibling_lr(&r->ctx->cost, e->key, &lr);
 	}
 	/* A write through the page cache completes before the storage sees it (writeback comes
 	 * later, in the kernel's flusher threads), so its completions never show the storage's
 	 * cost and teach that it is cheap: 31 of 60 4K camera frames went `buffered` that way.
-	 * It is priced with the storage cost the direct writes of the same kind learned (the
-	 * lesser of the two), when that is more than its own. (To a file opened O_SYNC or
-	 * O_DSYNC it completes once durable: its time is its cost, learned as any path's.) */
+	 * It is priced with the storage cost of its writeback (writeback_lr()) when that is more
+	 * than its own. (To a file opened O_SYNC or O_DSYNC it completes once durable: its time
+	 * is its cost, learned as any path's.) */
 	if (!r->ctx->cost.fixed && dmaio_cost_write_unseen(r, path->id)) {
-		static const int direct[] = { DMAIO_PATH_UDMABUF_DIRECT, DMAIO_PATH_BOUNCE_DIRECT };
-		float best = 0;
-		bool have = false;
+		float wb;
 
-		for (unsigned i = 0; i < 2; i++) {
-			uint32_t n, k = (e->key & ~KEY_PATH_MASK) |
-					 (uint32_t)direct[i] << KEY_PATH_SHIFT;
-			float dl;
-
-			cell_get(&r->ctx->cost, k, &n, &dl);
-			if (n && (!have || dl < best)) {
-				best = dl;
-				have = true;
-			}
-		}
-		if (have && best > lr)
-			lr = best;
+		if (writeback_lr(&r->ctx->cost, e->key, &wb) && wb > lr)
+			lr = wb;
 	}
 	e->ratio = exp2(lr);
 	e->est_ns = (e->ops_ns + e->bytes_ns + e->walk_ns) * e->ratio + e->setup_ns;
