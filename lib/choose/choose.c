@@ -160,8 +160,8 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
 static bool teaches(const struct dmaio_req *r, int id)
 {
 	/* a write through the page cache completes before the storage sees it (unless the file
-	 * is O_SYNC / O_DSYNC): its time says nothing of its cost (cost.c prices it with the
-	 * direct writes'), so it is not explored */
+	 * is O_SYNC / O_DSYNC): its time says nothing of its cost (cost.c prices it with its
+	 * writeback's), so it is not explored */
 	return !dmaio_cost_write_unseen(r, id);
 }
 
