@@ -555,6 +555,33 @@ static void warm_group(struct choice_state *c, int h, int bi)
 	}
 }
 
+/* DMAIO_BENCH_TRACE: what the library estimates now for the cell's first range, per path
+ * (dmaio_fd_explain_path(): the ratio learned and its samples, the CPU, the pick) */
+static void trace_explain(struct choice_state *c, const struct cell *cl, const char *when)
+{
+	struct dmaio_path_estimate e[DMAIO_PATH_COUNT] = { { .struct_size = sizeof(e[0]) } };
+	uint64_t R = range_size(c, cl), off = (uint64_t)cell_order(c, cl)[0] * R;
+	char cn[128], line[1024];
+	size_t l = 0;
+	int n;
+
+	n = dmaio_fd_explain_path(c->fd, off, c->buf, off, R, cell_op(cl), 0, e, DMAIO_PATH_COUNT);
+	if (n < 0) {
+		fprintf(stderr, PROG ": trace %s: explain: %s\n", cell_name(c, cl, cn, sizeof(cn)),
+			strerror(-n));
+		return;
+	}
+	line[0] = 0;
+	for (int i = 0; i < n && i < DMAIO_PATH_COUNT; i++)
+		if (!e[i].status && l + 96 < sizeof(line))
+			l += (size_t)snprintf(line + l, sizeof(line) - l,
+					      "%s%s%s %.1f us (x%.2f, %u; cpu %.1f)", l ? ", " : "",
+					      e[i].chosen ? "*" : "", dmaio_path_name(e[i].path),
+					      (double)e[i].est_ns / 1e3, e[i].ratio_milli / 1e3,
+					      e[i].samples, (double)e[i].cpu_ns / 1e3);
+	fprintf(stderr, PROG ": trace %s %s: %s\n", cell_name(c, cl, cn, sizeof(cn)), when, line);
+}
+
 /* one sample of method k over the cell: as many passes as it takes to move
  * --choice-min-bytes (a 16 MiB buffer moves in a few ms, mostly the storage's noise), each
  * cold, writes each with their fdatasync(); the passes' times summed */
@@ -573,6 +600,8 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 	 * gets ranges, the baseline the requests an application would have made of them before */
 	if (base)
 		nb = base_prepare(c, cl, (size_t)cl->nr);
+	if (trace_on() && c->m[k].path == DMAIO_PATH_AUTO)
+		trace_explain(c, cl, "estimates before");
 	for (uint64_t p = 0; p < passes; p++) {
 		resid = make_cold(&c->fd, &c->fsize, 1, &c->resid_how);
 		if (resid > resid_max)
@@ -603,8 +632,13 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 		trace_flush(rs);
 		fprintf(stderr, PROG ": trace %s %s run %d: %s\n", cell_name(c, cl, cn, sizeof(cn)),
 			c->m[k].name, rs->n + 1, rs->trace);
+		trace_explain(c, cl, "estimates after");
 		rs->trace[0] = 0;
 		rs->tr_path = -1;
+	}
+	else if (trace_on() && !base) {
+		snprintf(what, sizeof(what), "estimates after %s", c->m[k].name);
+		trace_explain(c, cl, what);
 	}
 	rs->mbps[rs->n] = (double)(B * passes) * 1000.0 / (double)t;
 	rs->cpu[rs->n] = cpu / ((double)(B * passes) / (double)GIB);
