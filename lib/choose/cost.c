@@ -127,7 +127,8 @@ static uint32_t make_key(const struct dmaio_req *r, int path, int mode, uint64_t
 
 /* The engine's bounce memory: a key of its own (no path, the setup mode, a range bucket no
  * range has), one per area kind */
-#define KEY_AREA(kcopy) (1u << 31 | (uint32_t)MODE_SETUP << 22 | 7u << 14 | (kcopy ? 1u << 12 : 0))
+#define KEY_AREA(kcopy) \
+	(1u << 31 | (uint32_t)MODE_SETUP << 22 | KEY_RANGE_MASK | (kcopy ? 1u << 12 : 0))
 
 static struct dmaio_cost_cell *cell_find(struct dmaio_cost *c, uint32_t key, bool claim)
 {
@@ -362,7 +363,7 @@ static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, float *out)
 {
 	unsigned own = (key & KEY_RANGE_MASK) >> KEY_RANGE_SHIFT;
 
-	for (unsigned rb = KEY_RANGE_MAX; rb >= own && rb <= KEY_RANGE_MAX; rb--)
+	for (unsigned rb = KEY_RANGE_MAX + 1; rb-- > own;)
 		if (direct_write_lr(c, key, rb, true, out))
 			return true;
 	return direct_write_lr(c, key, own, false, out);
