@@ -635,8 +635,7 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 		trace_explain(c, cl, "estimates after");
 		rs->trace[0] = 0;
 		rs->tr_path = -1;
-	}
-	else if (trace_on() && !base) {
+	} else if (trace_on() && !base) {
 		snprintf(what, sizeof(what), "estimates after %s", c->m[k].name);
 		trace_explain(c, cl, what);
 	}
