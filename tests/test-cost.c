@@ -287,6 +287,22 @@ static void measure(struct dmaio_req *r, int path, double x)
 	dmaio_cost_learn(r, (uint64_t)(r->cost_model_ns * x));
 }
 
+/* 24 finished writes of r on each write path measured at its factor (0: that path not) */
+static void teach_writes(struct dmaio_req *r, double udmabuf_direct, double bounce_direct,
+			 double buffered, double sendfile)
+{
+	for (int i = 0; i < 24; i++) {
+		if (udmabuf_direct > 0)
+			measure(r, DMAIO_PATH_UDMABUF_DIRECT, udmabuf_direct);
+		if (bounce_direct > 0)
+			measure(r, DMAIO_PATH_BOUNCE_DIRECT, bounce_direct);
+		if (buffered > 0)
+			measure(r, DMAIO_PATH_BUFFERED, buffered);
+		if (sendfile > 0)
+			measure(r, DMAIO_PATH_SENDFILE, sendfile);
+	}
+}
+
 static double ratio_of(const struct dmaio_req *r, int path, uint32_t *samples)
 {
 	struct view v;
@@ -393,13 +409,9 @@ static void t_pagecache_writes(void **state)
 	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
 	dmaio_q_req_init(&w, b, &f, true, 0, 0, 16u << 20, 0, 0);
 	dmaio_q_req_init(&rd, b, &f, false, 0, 0, 16u << 20, 0, 0);
-	for (int i = 0; i < 24; i++) {
-		measure(&w, DMAIO_PATH_UDMABUF_DIRECT, 8);
-		measure(&w, DMAIO_PATH_BOUNCE_DIRECT, 9);
-		measure(&w, DMAIO_PATH_BUFFERED, 0.1);
-		measure(&w, DMAIO_PATH_SENDFILE, 0.1);
+	teach_writes(&w, 8, 9, 0.1, 0.1);
+	for (int i = 0; i < 24; i++)
 		measure(&rd, DMAIO_PATH_BUFFERED, 0.1);
-	}
 	d1 = ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, NULL);
 	d2 = ratio_of(&w, DMAIO_PATH_BOUNCE_DIRECT, NULL);
 	assert_true(d1 >= 6 && d2 > d1);
@@ -425,12 +437,7 @@ static void t_pagecache_writes(void **state)
 		assert_int_equal(dmaio_file_probe(c, fd, false, &fs), 0);
 		dmaio_q_req_init(&ws, b, &fs, true, 0, 0, 16u << 20, 0, 0);
 		close_to(ratio_of(&ws, DMAIO_PATH_BUFFERED, NULL), 1, "O_DSYNC: nothing learned yet");
-		for (int i = 0; i < 24; i++) {
-			measure(&ws, DMAIO_PATH_UDMABUF_DIRECT, 8);
-			measure(&ws, DMAIO_PATH_BOUNCE_DIRECT, 9);
-			measure(&ws, DMAIO_PATH_BUFFERED, 4);
-			measure(&ws, DMAIO_PATH_SENDFILE, 4);
-		}
+		teach_writes(&ws, 8, 9, 4, 4);
 		x = ratio_of(&ws, DMAIO_PATH_BUFFERED, NULL);
 		assert_true(x > 3 && x < 5);
 		look(&ws, 0, &v);
@@ -472,24 +479,14 @@ static void t_writeback(void **state)
 	dmaio_q_req_init(&w4, b, &f, true, 0, 0, 4096, 0, 0);
 	dmaio_q_req_init(&w1m, b, &f, true, 0, 0, 1u << 20, 0, 0);
 	dmaio_q_req_init(&skew, b, &f, true, 512, 0, 4096, 0, 0);
-	for (int i = 0; i < 24; i++) {
-		measure(&w4, DMAIO_PATH_UDMABUF_DIRECT, 8);
-		measure(&w4, DMAIO_PATH_BOUNCE_DIRECT, 9);
-		measure(&w4, DMAIO_PATH_BUFFERED, 0.1);
-		measure(&w4, DMAIO_PATH_SENDFILE, 0.1);
-		measure(&skew, DMAIO_PATH_UDMABUF_DIRECT, 30);
-		measure(&skew, DMAIO_PATH_BOUNCE_DIRECT, 9);
-	}
+	teach_writes(&w4, 8, 9, 0.1, 0.1);
+	teach_writes(&skew, 30, 9, 0, 0);
 	x = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
 	printf("# 4K page-cache write, no larger direct write learned: ratio %.2f\n", x);
 	assert_true(x > 7 && x < 9); /* the 4 KiB direct writes' */
 	look(&w4, 0, &v);
 	assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
-	for (int i = 0; i < 24; i++) {
-		measure(&w1m, DMAIO_PATH_UDMABUF_DIRECT, 1.5);
-		measure(&w1m, DMAIO_PATH_BOUNCE_DIRECT, 2);
-		measure(&w1m, DMAIO_PATH_BUFFERED, 0.1);
-	}
+	teach_writes(&w1m, 1.5, 2, 0.1, 0);
 	x = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
 	assert_true(x > 1.3 && x < 1.7);
 	close_to(ratio_of(&w4, DMAIO_PATH_SENDFILE, NULL), x, "sendfile's 4K write");
