@@ -37,6 +37,9 @@
  *                come before writeback): buffered and sendfile writes are priced with the direct
  *                writes' ratio and not chosen; reads keep their own; to an O_DSYNC file
  *                they learn their own (durable at completion), are chosen and explored
+ *   writeback    small page-cache writes priced by the largest direct writes learned
+ *   pagecache-explored  a page-cache write whose own ratio was learned high (8x, above its
+ *                writeback's 1.5x) is explored; measured at 1x it becomes the pick
  *   setup        a mapped buffer's ranges pay no mapping; a mapping measured at 5x the provider's
  *                prior raises the mapping share of another buffer's ranges on every mapping path
  *                (at most 2x from one sample), not the others'; bounce memory still to make is
@@ -505,16 +508,76 @@ static void t_writeback(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* A page-cache write's own ratio, learned high in a bad stretch (8x), above its writeback's
+ * price (1.5x: direct 1 MiB writes): it is priced at its own and loses to the direct writes
+ * (as slow, without its copy); it is explored, and what its explored writes measure (1x) makes it the pick. */
+static void t_pagecache_explored(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w4, w1m;
+	struct view v;
+	unsigned nbuf = 0, n = 512;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&w4, b, &f, true, 0, 0, 4096, 0, 0);
+	dmaio_q_req_init(&w1m, b, &f, true, 0, 0, 1u << 20, 0, 0);
+	teach_writes(&w1m, 1.5, 2, 0, 0);
+	teach_writes(&w4, 8, 8.5, 8, 8);
+	teach_writes(&w4, 0, 8.5, 0, 0); /* measured more: the fewest samples are buffered's */
+	look(&w4, 0, &v);
+	printf("# 4K writes: buffered %.1f us (x%.2f), udmabuf-direct %.1f us (x%.2f): chosen %s\n",
+	       est_of(&v, DMAIO_PATH_BUFFERED)->est_ns / 1e3,
+	       est_of(&v, DMAIO_PATH_BUFFERED)->ratio,
+	       est_of(&v, DMAIO_PATH_UDMABUF_DIRECT)->est_ns / 1e3,
+	       est_of(&v, DMAIO_PATH_UDMABUF_DIRECT)->ratio, dmaio_path_name((uint32_t)v.ids[v.pick]));
+	assert_true(ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL) > 7);
+	assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	for (unsigned i = 0; i < n; i++) {
+		struct dmaio_cost_est e;
+		const struct dmaio_path_ops *p;
+		const char *why;
+		int err;
+
+		w4.tried = 0;
+		p = dmaio_choose(&w4, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err);
+		assert_non_null(p);
+		nbuf += p->id == DMAIO_PATH_BUFFERED;
+	}
+	printf("# %u choices: %u buffered (explored)\n", n, nbuf);
+	assert_true(nbuf > 0 && nbuf < n / 8);
+	for (int i = 0; i < 16; i++) /* what its explored writes measure */
+		measure(&w4, DMAIO_PATH_BUFFERED, 1);
+	look(&w4, 0, &v);
+	printf("# buffered measured at 1x: x%.2f, chosen %s\n",
+	       est_of(&v, DMAIO_PATH_BUFFERED)->ratio, dmaio_path_name((uint32_t)v.ids[v.pick]));
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
 /* ---- estimates alike: the least CPU; exploration -------------------------------------------- */
-/* Teach the writes of r: bounce-direct at 10x its model, then udmabuf-direct at the ratio that
- * puts its estimate (setup included) at f times bounce-direct's, then bounce-direct `more`
- * times again (the same ratio: more measurements behind it). Enough samples for the learned
- * ratios to settle (a moving average of 1/8 weight). */
+/* r's page-cache writes measured at 40x, out of every exploration's reach: the tests of the two
+ * direct paths' choice see those two alone (a page-cache write is explored as any path) */
+static void pagecache_far(struct dmaio_req *r)
+{
+	teach_writes(r, 0, 0, 40, 40);
+}
+
+/* Teach the writes of r: the page-cache ones far (pagecache_far), bounce-direct at 10x its
+ * model, then udmabuf-direct at the ratio that puts its estimate (setup included) at f times
+ * bounce-direct's, then bounce-direct `more` times again (the same ratio: more measurements
+ * behind it). Enough samples for the learned ratios to settle (a moving average of 1/8
+ * weight). */
 static void teach_pair_n(struct dmaio_req *r, double f, int nu, int more)
 {
 	const struct dmaio_cost_est *eb, *eu;
 	struct view v;
 
+	pagecache_far(r);
 	for (int i = 0; i < 64; i++)
 		measure(r, DMAIO_PATH_BOUNCE_DIRECT, 10);
 	look(r, 0, &v);
@@ -891,6 +954,7 @@ static void t_explore(void **state)
 	/* ... unless measured fewer than 3 times (one sample can be another request's wait):
 	 * up to 4x, until it has 3, 1 choice in 16 */
 	dmaio_q_req_init(&w2, b, &f, true, 0, 0, 64u << 10, 0, 0);
+	pagecache_far(&w2);
 	for (int i = 0; i < 16; i++)
 		measure(&w2, DMAIO_PATH_BOUNCE_DIRECT, 10);
 	measure(&w2, DMAIO_PATH_UDMABUF_DIRECT, 40); /* from its sibling's 10x, up 2x at most */
@@ -1274,6 +1338,7 @@ int main(void)
 		cmocka_unit_test(t_learn),
 		cmocka_unit_test(t_pagecache_writes),
 		cmocka_unit_test(t_writeback),
+		cmocka_unit_test(t_pagecache_explored),
 		cmocka_unit_test(t_cpu_choice),
 		cmocka_unit_test(t_explore),
 		cmocka_unit_test(t_explored_alone),

@@ -148,8 +148,14 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * from that sample), in one of 4 passes, and auto went at 0.44x of the best path; and a 4K
  * frame writer on a shared disk explored bounce-direct (a 12 MB copy a frame) in 13 of 300
  * frames, at 1.31x the CPU of udmabuf-direct. Not with
- * DMAIO_COST=fixed (tests see one choice), nor for a forced path's fallback, nor a write
- * through the page cache (its time teaches nothing). */
+ * DMAIO_COST=fixed (tests see one choice), nor for a forced path's fallback. A write through
+ * the page cache is explored as any path: its price is the larger of its own completions'
+ * ratio and its writeback's (cost.c), and a sample teaches the first. Left out of exploration
+ * (as it was before its writeback was priced, when its completions were all its price), a
+ * ratio it learned in a bad stretch stood for good: our VM's 512 MiB buffers learned 6.9x
+ * for their 4 KiB buffered writes in the bench's check pass (which follows a read-back of
+ * the whole file), and auto wrote them `bounce-direct` at 0.24x of `buffered`, which learned 1.8x
+ * when forced (bench/RESULTS.md, session 24). */
 #define EXPLORE_EVERY 16u
 #define EXPLORE_MARGIN 1.5
 #define EXPLORE_FEW 3u
@@ -157,14 +163,6 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
 #define EXPLORE_SETTLED 8u
 #define EXPLORE_BACKOFF 4u
 #define EXPLORE_SHARE (1.0 / 32)
-static bool teaches(const struct dmaio_req *r, int id)
-{
-	/* a write through the page cache completes before the storage sees it (unless the file
-	 * is O_SYNC / O_DSYNC): its time says nothing of its cost (cost.c prices it with its
-	 * writeback's), so it is not explored */
-	return !dmaio_cost_write_unseen(r, id);
-}
-
 static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
 		   size_t n, int p)
 {
@@ -185,8 +183,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		 * CPU, within the pick's margin of it; one that spends more, only below the pick
 		 * by the margin (the caller with time to spare would not take it otherwise) */
 		far = est[i].cpu_ns < est[p].cpu_ns ? fmax(far, margin_of(r)) : far / margin_of(r);
-		if ((int)i != p && !status[i] && teaches(r, path_table[i]->id) &&
-		    est[i].est_ns <= est[p].est_ns * far &&
+		if ((int)i != p && !status[i] && est[i].est_ns <= est[p].est_ns * far &&
 		    (x < 0 || est[i].samples < est[x].samples))
 			x = (int)i;
 	}

@@ -39,8 +39,9 @@ void dmaio_cost_params_measured(double copy_ns, double sys_ns, struct dmaio_cost
 /* "read cold", "read warm", "write": the kind of request the learned ratios are kept for */
 int dmaio_cost_mode(const struct dmaio_req *r, int cached_pct);
 /* Does a write of r through path complete before the storage sees its bytes (the page cache,
- * a file without O_SYNC / O_DSYNC)? Its time then says nothing of its cost: it is priced with
- * the direct writes' ratio and teaches nothing. */
+ * a file without O_SYNC / O_DSYNC)? Its time then shows only its own part of its cost: it is
+ * priced with the larger of its own ratio and its writeback's, and teaches its siblings
+ * nothing. */
 bool dmaio_cost_write_unseen(const struct dmaio_req *r, int path);
 /* Price path p's shape of the rest of r. */
 void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops *p, int mode,
