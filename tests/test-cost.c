@@ -510,7 +510,8 @@ static void t_writeback(void **state)
 
 /* A page-cache write's own ratio, learned high in a bad stretch (8x), above its writeback's
  * price (1.5x: direct 1 MiB writes): it is priced at its own and loses to the direct writes
- * (as slow, without its copy); it is explored, and what its explored writes measure (1x) makes it the pick. */
+ * (as slow, without its copy); it is explored, and what its explored writes measure (1x) makes
+ * it the pick. */
 static void t_pagecache_explored(void **state)
 {
 	struct dmaio_ctx *c = learning_ctx();
