@@ -398,6 +398,8 @@ static void t_learn(void **state)
  * choice stays with a direct path. Reads keep their own ratios. To a file opened O_DSYNC
  * every write completes once durable: its page-cache writes learn their own ratio, apart. */
 static void choose_n(struct dmaio_req *r, int n, unsigned flags, unsigned *nb, unsigned *nu);
+static void choose_counts(struct dmaio_req *r, int n, unsigned flags,
+			  unsigned count[DMAIO_PATH_COUNT]);
 
 static void t_pagecache_writes(void **state)
 {
@@ -519,7 +521,7 @@ static void t_pagecache_explored(void **state)
 	struct dmaio_file f;
 	struct dmaio_req w4, w1m;
 	struct view v;
-	unsigned nbuf = 0, n = 512;
+	unsigned count[DMAIO_PATH_COUNT], nbuf, n = 512;
 
 	(void)state;
 	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
@@ -536,17 +538,8 @@ static void t_pagecache_explored(void **state)
 	       est_of(&v, DMAIO_PATH_UDMABUF_DIRECT)->ratio, dmaio_path_name((uint32_t)v.ids[v.pick]));
 	assert_true(ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL) > 7);
 	assert_int_not_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
-	for (unsigned i = 0; i < n; i++) {
-		struct dmaio_cost_est e;
-		const struct dmaio_path_ops *p;
-		const char *why;
-		int err;
-
-		w4.tried = 0;
-		p = dmaio_choose(&w4, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err);
-		assert_non_null(p);
-		nbuf += p->id == DMAIO_PATH_BUFFERED;
-	}
+	choose_counts(&w4, (int)n, DMAIO_CHOOSE_EXPLORE, count);
+	nbuf = count[DMAIO_PATH_BUFFERED];
 	printf("# %u choices: %u buffered (explored)\n", n, nbuf);
 	assert_true(nbuf > 0 && nbuf < n / 8);
 	for (int i = 0; i < 16; i++) /* what its explored writes measure */
@@ -741,9 +734,11 @@ static void t_queue_learns(void **state)
 }
 
 /* Count the paths n transfers of r would take, each chosen afresh. */
-static void choose_n(struct dmaio_req *r, int n, unsigned flags, unsigned *nb, unsigned *nu)
+/* n automatic choices of r (a request's own: nothing tried yet), counted per path */
+static void choose_counts(struct dmaio_req *r, int n, unsigned flags,
+			  unsigned count[DMAIO_PATH_COUNT])
 {
-	*nb = *nu = 0;
+	memset(count, 0, sizeof(unsigned) * DMAIO_PATH_COUNT);
 	for (int i = 0; i < n; i++) {
 		struct dmaio_cost_est e;
 		const char *why;
@@ -753,9 +748,17 @@ static void choose_n(struct dmaio_req *r, int n, unsigned flags, unsigned *nb, u
 		r->tried = 0;
 		p = dmaio_choose(r, 0, flags, &e, &why, &err);
 		assert_non_null(p);
-		*nb += p->id == DMAIO_PATH_BOUNCE_DIRECT;
-		*nu += p->id == DMAIO_PATH_UDMABUF_DIRECT;
+		count[p->id]++;
 	}
+}
+
+static void choose_n(struct dmaio_req *r, int n, unsigned flags, unsigned *nb, unsigned *nu)
+{
+	unsigned count[DMAIO_PATH_COUNT];
+
+	choose_counts(r, n, flags, count);
+	*nb = count[DMAIO_PATH_BOUNCE_DIRECT];
+	*nu = count[DMAIO_PATH_UDMABUF_DIRECT];
 }
 
 /* One 64 KiB read into b through q, its busy share returned; waited for with a blocking reap
