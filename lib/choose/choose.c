@@ -176,14 +176,16 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		return p;
 	tick = __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < n && !(tick % EXPLORE_EVERY); i++) {
-		double far = est[i].samples && est[i].samples < EXPLORE_FEW ? EXPLORE_FAR :
-			     EXPLORE_MARGIN;
+		double far;
 
+		if ((int)i == p || status[i])
+			continue; /* the pick, or a path that cannot serve (no estimate made) */
+		far = est[i].samples && est[i].samples < EXPLORE_FEW ? EXPLORE_FAR : EXPLORE_MARGIN;
 		/* what would become the pick, were its estimate that far off: one that spends less
 		 * CPU, within the pick's margin of it; one that spends more, only below the pick
 		 * by the margin (the caller with time to spare would not take it otherwise) */
 		far = est[i].cpu_ns < est[p].cpu_ns ? fmax(far, margin_of(r)) : far / margin_of(r);
-		if ((int)i != p && !status[i] && est[i].est_ns <= est[p].est_ns * far &&
+		if (est[i].est_ns <= est[p].est_ns * far &&
 		    (x < 0 || est[i].samples < est[x].samples))
 			x = (int)i;
 	}
