@@ -291,7 +291,15 @@ struct dmaio_req {
 	uint32_t cost_key;
 	double cost_model_ns;
 	bool explored;             /* the current path is an exploration: its time is learned
-				    * when it finishes, alone (queue.c) */
+				    * with its burst's when the burst's last request finishes
+				    * (queue.c) */
+	/* Exploration in bursts (the queue sets these before a choice, choose.c reads them): an
+	 * explored request alone among the pick's ops in flight is charged a share of their
+	 * time that is not what its path costs (choose.c, "in bursts") */
+	unsigned burst_room;       /* ring entries of the queue (0: one request at a time) */
+	unsigned burst_queued;     /* the queue's requests not finished, this one included */
+	uint32_t burst_key;        /* a burst under way: its cost key (path and kind); 0: none */
+	uint32_t burst_gen;        /* the burst this request was chosen in (queue.c); 0: none */
 	uint64_t setup_ns;
 	double svc_ns;             /* its ops' shares of the time they were in flight (queue.c) */
 	float busy;                /* the share of recent time its queue had ops in flight, when

@@ -28,6 +28,12 @@
  *                not explored in 512 choices)
  *   explored-alone  an explored request's time is learned when it finishes, alone (not
  *                in a sum of 8 of its kind)
+ *   explore-burst  a request with a queue's depth of others (a ring of 32, 64 queued) explores
+ *                a burst of 32 4 KiB requests, 1 burst in 16 x 32 choices; a burst under way
+ *                goes on for its kind (not another, not a question); fewer queued than the
+ *                ring holds: a burst of those
+ *   burst-learned  16 writes pushed into a ring of 8: requests 9-16 are the burst, learned
+ *                as one sum when the last finishes
  *   sub-page     buffer and file offsets that differ modulo the page size learn apart
  *   queue-learns four 16 MiB reads submitted one at a time are learned (idle flush)
  *   caller-waits a queue polled without waiting, idle most of the time, chooses with its busy
@@ -880,6 +886,164 @@ static void t_explored_alone(void **state)
 	unlink(path);
 }
 
+/* Exploration in bursts (choose.c): a request that may have a queue's depth of requests in
+ * flight (burst_room ring entries, burst_queued requests) explores b of them in a row, b the
+ * requests the ring holds (at most those queued), at 1 in 16 x b choices: the same share of the
+ * requests as one at a time, 1 in 16. A request goes on the burst under way (burst_key) while
+ * the burst's path can serve it and it is of the burst's kind. */
+static void t_explore_burst(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w, w1m;
+	unsigned bursts = 0, explored = 0, nb, nu;
+	uint32_t key = 0;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	/* udmabuf-direct at 1.3x bounce-direct, 64 measurements: one at a time, 1 in 16 */
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4096, 0, 0);
+	teach_pair(&w, 1.3, 16);
+	w.burst_room = 32;
+	w.burst_queued = 64;
+	c->cost.explore_tick = 0;
+	for (int i = 0; i < 2048; i++) {
+		struct dmaio_cost_est e;
+		const char *why;
+		int err;
+		const struct dmaio_path_ops *p;
+
+		w.tried = 0;
+		p = dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err);
+		assert_non_null(p);
+		if (!e.explored) {
+			assert_int_equal(p->id, DMAIO_PATH_BOUNCE_DIRECT);
+			assert_int_equal(e.burst, 0);
+			continue;
+		}
+		assert_int_equal(p->id, DMAIO_PATH_UDMABUF_DIRECT);
+		assert_int_equal(e.burst, 32); /* the ring's 32 entries, one a 4 KiB request */
+		assert_int_equal(e.ops, 1);
+		explored++;
+		bursts++;
+		key = e.key;
+	}
+	printf("# 4 KiB writes, a ring of 32, 64 queued: 2048 choices begin %u bursts of 32\n",
+	       bursts);
+	assert_int_equal(bursts, 4);
+	assert_int_equal(explored, 4);
+	/* the burst goes on: every choice of its kind takes its path, explored, at any tick */
+	w.burst_key = key;
+	for (int i = 0; i < 31; i++) {
+		struct dmaio_cost_est e;
+		const char *why;
+		int err;
+
+		w.tried = 0;
+		assert_int_equal(dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err)->id,
+				 DMAIO_PATH_UDMABUF_DIRECT);
+		assert_true(e.explored);
+		assert_int_equal(e.burst, 0);
+	}
+	/* ... not a question (no exploration), nor a request of another kind */
+	choose_n(&w, 4, 0, &nb, &nu);
+	assert_int_equal(nb, 4);
+	dmaio_q_req_init(&w1m, b, &f, true, 0, 0, 1u << 20, 0, 0); /* another range bucket */
+	teach_pair(&w1m, 1.3, 16);
+	w1m.burst_key = key;
+	choose_n(&w1m, 15, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	assert_int_equal(nb, 15);
+	/* fewer queued than the ring holds: a burst of those queued; one queued: alone */
+	w.burst_key = 0;
+	w.burst_queued = 5;
+	c->cost.explore_tick = 16 * 5 - 1;
+	{
+		struct dmaio_cost_est e;
+		const char *why;
+		int err;
+
+		w.tried = 0;
+		assert_int_equal(dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err)->id,
+				 DMAIO_PATH_UDMABUF_DIRECT);
+		assert_int_equal(e.burst, 5);
+		w.burst_queued = 1;
+		c->cost.explore_tick = 15;
+		w.tried = 0;
+		assert_int_equal(dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err)->id,
+				 DMAIO_PATH_UDMABUF_DIRECT);
+		assert_int_equal(e.burst, 1);
+	}
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+/* A queue's burst: 16 writes of 4 KiB pushed before any is submitted to a ring of 8; the
+ * exploration comes at the 9th (8 queued ahead), takes the 8 requests from there, and their
+ * times are learned as one sum when the last finishes. */
+static void t_burst_learned(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 1u << 20);
+	char path[512];
+	int fd = test_tmpfile(NULL, path, sizeof(path));
+	struct dmaio_req w, *rs[16], *out[16];
+	unsigned count[DMAIO_PATH_COUNT] = { 0 };
+	struct dmaio_file f;
+	struct dmaio_q *q;
+	uint32_t n0, n1;
+	unsigned nb, nu;
+	int got = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(dmaio_file_probe(c, fd, false, &f), 0);
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4096, 0, 0);
+	teach_pair(&w, 1.3, 0);
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu); /* the budget earned */
+	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &n0);
+	assert_int_equal(dmaio_q_new(c, 8, 16, &q), 0);
+	/* the first request (not learned) makes the bounce memory */
+	assert_int_equal(one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT)),
+			 DMAIO_PATH_BOUNCE_DIRECT);
+	/* the 9th choice from here is tick 128: 16 x its burst of 8 */
+	c->cost.explore_tick = 119;
+	for (int i = 0; i < 16; i++) {
+		rs[i] = dmaio_q_req_get(q);
+		assert_non_null(rs[i]);
+		dmaio_q_req_init(rs[i], b, &f, true, (uint64_t)i << 12, (uint64_t)i << 12, 4096, 0,
+				 (uint64_t)i);
+		dmaio_q_push(q, rs[i]);
+		if (rs[i]->path->id != (i < 8 ? DMAIO_PATH_BOUNCE_DIRECT : DMAIO_PATH_UDMABUF_DIRECT))
+			printf("# request %d: %s\n", i, rs[i]->path->name);
+		assert_int_equal(rs[i]->path->id,
+				 i < 8 ? DMAIO_PATH_BOUNCE_DIRECT : DMAIO_PATH_UDMABUF_DIRECT);
+	}
+	dmaio_q_kick(q);
+	while (got < 16) {
+		int n = dmaio_q_reap(q, out, 16, 1, -1);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++) {
+			assert_int_equal(out[i]->res, 4096);
+			count[out[i]->path->id]++;
+			dmaio_q_req_put(q, out[i]);
+		}
+		got += n;
+	}
+	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &n1);
+	printf("# 16 writes, a ring of 8: a burst of 8 on udmabuf-direct, %u -> %u samples\n", n0,
+	       n1);
+	assert_int_equal(n1, n0 + 1);
+	dmaio_q_free(q);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+	close(fd);
+	unlink(path);
+}
+
 static void t_explore(void **state)
 {
 	struct dmaio_ctx *c = learning_ctx();
@@ -1346,6 +1510,8 @@ int main(void)
 		cmocka_unit_test(t_cpu_choice),
 		cmocka_unit_test(t_explore),
 		cmocka_unit_test(t_explored_alone),
+		cmocka_unit_test(t_explore_burst),
+		cmocka_unit_test(t_burst_learned),
 		cmocka_unit_test(t_sub_page),
 		cmocka_unit_test(t_queue_learns),
 		cmocka_unit_test(t_caller_waits),

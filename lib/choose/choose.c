@@ -137,7 +137,7 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * pick: it lost the pick on time alone, and a stretch of slow samples (a burst of another
  * process) leaves it there while the pick is what it measures; explored 1 in 256, our VM's
  * 4 KiB reads went bounce-direct in runs of 256 with udmabuf-direct, 10% faster and less CPU,
- * explored once in each (and an explored request is learned alone, queue.c). And within a
+ * explored once in each (an exploration is learned with its burst, below, queue.c). And within a
  * budget of time per kind of request: every automatic choice earns the kind EXPLORE_SHARE
  * of its pick's estimate, of its time and of its CPU (at most EXPLORE_FAR picks' time is
  * saved), and an exploration spends the time it is estimated to add to the pick's, and where
@@ -163,19 +163,55 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
 #define EXPLORE_SETTLED 8u
 #define EXPLORE_BACKOFF 4u
 #define EXPLORE_SHARE (1.0 / 32)
+/* In bursts: a queue explores a run of requests as deep as it is (the requests its ring holds
+ * at once, at most those it has), learned as one sum and paid for from the budget as one
+ * exploration (the run's time). Explored one at a time, a request's time was its share of
+ * the time the pick's ops around it were in flight (queue.c, the service clock), right when
+ * all wait on one resource; a lone request of another path waits on its own (the buffer's
+ * lock and table walk for RW_FILE, the kernel's workers for a buffered write), and its share
+ * was off by 2-5x either way: in our VM's 4 KiB writes into a 512 MiB system-heap buffer, an
+ * explored buffered write among bounce-direct ones was charged 150-217 us (31-60 us as the
+ * pick), an explored rw-file one 181-219 us (430-620 us forced), and auto mixed buffered with
+ * bounce-direct at 0.41x of the best path (bench/RESULTS.md, session 24). A run as deep as
+ * the queue is measured as the path runs when it is the pick. The cadence and the budget are
+ * of requests: a burst of b comes at most once in b x EXPLORE_EVERY choices, and spends b
+ * requests' time. A synchronous call's single request is a burst of one. */
+static unsigned burst_len(const struct dmaio_req *r, const struct dmaio_cost_est *e)
+{
+	uint64_t b;
+
+	if (!r->burst_room || r->burst_queued <= 1)
+		return 1;
+	b = r->burst_room / MAX(e->ops, 1u);
+	return (unsigned)MAX(MIN(b, (uint64_t)r->burst_queued), 1u);
+}
+
+/* The burst under way (r->burst_key), when the path it is on can serve r and r is of its kind:
+ * its index; else -1 (the burst ends: queue.c). */
+static int burst_on(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
+		    size_t n)
+{
+	for (size_t i = 0; i < n && r->burst_key && !r->ctx->cost.fixed; i++)
+		if (!status[i] && est[i].key == r->burst_key)
+			return (int)i;
+	return -1;
+}
+
 static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
-		   size_t n, int p)
+		   size_t n, int p, unsigned *burst)
 {
 	struct dmaio_ctx *c = r->ctx;
-	uint32_t tick;
-	unsigned k = 0;
+	uint32_t tick, every;
+	unsigned k = 0, b = burst_len(r, &est[p]);
 	double earn[2], cap[2], spend[2];
 	int x = -1;
 
+	*burst = 0;
 	if (c->cost.fixed)
 		return p;
 	tick = __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED);
-	for (size_t i = 0; i < n && !(tick % EXPLORE_EVERY); i++) {
+	every = EXPLORE_EVERY * b; /* the queue's depth of the pick's requests */
+	for (size_t i = 0; i < n && !(tick % every); i++) {
 		double far;
 
 		if ((int)i == p || status[i])
@@ -197,19 +233,22 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	if (x >= 0 && (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls)) {
 		for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
 			k++;
-		if ((tick / EXPLORE_EVERY) % (1u << k))
+		if ((tick / every) % (1u << k))
 			x = -1;
 	}
 	/* every choice earns the kind its share of the pick's time and CPU; an exploration
 	 * spends the time it is estimated to add, and for a queue with time to spare (its
-	 * margin wider than the waiting caller's) the CPU */
+	 * margin wider than the waiting caller's) the CPU; a burst, its requests' (the credit
+	 * kept up to a burst's worth of EXPLORE_FAR picks each) */
+	if (x >= 0)
+		b = burst_len(r, &est[x]);
 	earn[0] = est[p].est_ns * EXPLORE_SHARE;
 	earn[1] = est[p].cpu_ns * EXPLORE_SHARE;
-	cap[0] = cap[1] = est[p].est_ns * EXPLORE_FAR;
+	cap[0] = cap[1] = est[p].est_ns * EXPLORE_FAR * b;
 	spend[0] = spend[1] = -1;
 	if (x >= 0) {
-		spend[0] = fmax(0, est[x].est_ns - est[p].est_ns);
-		spend[1] = margin_of(r) > CPU_MARGIN ? fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
+		spend[0] = b * fmax(0, est[x].est_ns - est[p].est_ns);
+		spend[1] = margin_of(r) > CPU_MARGIN ? b * fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
 	}
 	if (!dmaio_cost_explore_credit(c, est[p].key, earn, cap, spend)) {
 		if (x >= 0)
@@ -218,6 +257,8 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 			    est[x].samples, spend[0] / 1e3, spend[1] / 1e3, path_table[p]->name);
 		return p;
 	}
+	if (x >= 0 && x != p)
+		*burst = b;
 	return x < 0 ? p : x;
 }
 
@@ -282,12 +323,18 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, u
 		    "the time), the least CPU", path_table[p]->name, (margin_of(r) - 1) * 100,
 		    r->busy * 100);
 	if (first && (flags & DMAIO_CHOOSE_EXPLORE)) {
-		int x = explore(r, status, e, n, p);
+		int x = burst_on(r, status, e, n);
+		unsigned b = 0;
 
-		if (x != p) {
-			DBG(r->ctx, "  %s: explored (%u measured) instead of %s (%u)",
-			    path_table[x]->name, e[x].samples, path_table[p]->name, e[p].samples);
+		if (x >= 0) {
+			DBG(r->ctx, "  %s: the burst of its exploration goes on", path_table[x]->name);
 			e[x].explored = true;
+		} else if ((x = explore(r, status, e, n, p, &b)) != p) {
+			DBG(r->ctx, "  %s: explored (%u measured) instead of %s (%u), a burst of %u "
+			    "requests", path_table[x]->name, e[x].samples, path_table[p]->name,
+			    e[p].samples, b);
+			e[x].explored = true;
+			e[x].burst = b;
 		}
 		p = x;
 	}

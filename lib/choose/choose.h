@@ -4,7 +4,9 @@
  * (flags or DMAIO_PATH), then among the paths not tried yet for this request that can serve it,
  * the lowest estimated cost (cost.h), the one spending the least CPU among those within 10% of
  * it; every 16th automatic choice of a transfer may explore a path measured less (within 1.5x),
- * spending at most 1/32 of the time its kind's choices were estimated to take.
+ * spending at most 1/32 of the time its kind's choices were estimated to take; a queue's
+ * exploration is a burst as deep as the queue (r->burst_room, r->burst_queued; every 16 x its
+ * length), which the queue goes on with (r->burst_key) and learns as one sum.
  */
 #ifndef DMAIO_CHOOSE_H
 #define DMAIO_CHOOSE_H

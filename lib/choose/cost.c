@@ -397,7 +397,9 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->key = make_key(r, path->id, mode, r->len - r->start);
 	e->samples = 0;
 	e->explored = false;
+	e->burst = 0;
 	e->calls = sh->calls;
+	e->ops = sh->ops + sh->calls;
 	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
 		/* (a page-cache write not measured yet starts from its writeback's price, below:

@@ -25,6 +25,9 @@ struct dmaio_cost_est {
 	uint32_t samples;          /* completions behind ratio */
 	uint32_t key;              /* where this request's measurement goes */
 	bool explored;             /* chosen by exploration, not as the pick (dmaio_choose) */
+	uint32_t burst;            /* explored: the length of the burst this choice begins (0:
+				    * the request goes on the burst under way, r->burst_key) */
+	uint64_t ops;              /* ring entries of the request (the shape's ops and calls) */
 	uint64_t calls;            /* blocking calls on the worker threads (the shape's) */
 	double est_ns;
 };

@@ -62,13 +62,28 @@ struct dmaio_q {
 	/* what finished requests cost, summed per cost key until LEARN_BATCH of them (one
 	 * request's share says little: requests finish in bunches), or until the queue goes idle
 	 * with at least LEARN_IDLE_NS summed (one long request is a sample of its own: a
-	 * 16 MiB range read alone was never learned); an explored request at once (explored one
-	 * at a time, at 1 in 256 a path waited 2048 requests for a sum) */
+	 * 16 MiB range read alone was never learned); an explored request with its burst (below;
+	 * explored one at a time in sums of 8, at 1 in 256 a path waited 2048 requests for a
+	 * sum) */
 	struct learn_acc {
 		uint32_t key;
 		unsigned n;
 		double service, model;
 	} acc[8];
+	/* An exploration's burst (choose.c, "in bursts"): the requests chosen in it are learned
+	 * as one sum when the last of them finishes (a request of an earlier burst that finishes
+	 * later, alone). It ends when the requests it was chosen for are started, when a request
+	 * of the queue is chosen otherwise (another kind, its path refused it), or when the queue
+	 * goes idle. */
+	unsigned depth;               /* ring entries */
+	unsigned started;             /* requests pushed, not finished */
+	struct {
+		uint32_t key, gen;
+		unsigned left;        /* requests still to be chosen in it */
+		unsigned open;        /* chosen in it, not finished */
+		unsigned n;           /* of those finished, learned */
+		double service, model;
+	} burst;
 };
 
 #define LEARN_BATCH 8
@@ -109,6 +124,47 @@ static void learn_add(struct dmaio_q *q, uint32_t key, double service, double mo
 		learn_flush(q, a);
 }
 
+/* The burst's sum learned (its requests finished, or the queue going away) */
+static void burst_flush(struct dmaio_q *q)
+{
+	if (q->burst.n) {
+		DBG(q->ctx, "  learned: %s, a burst of %u requests: %.1f us measured, %.1f us "
+		    "modelled (%.2fx)", dmaio_choose_path_name(DMAIO_COST_KEY_PATH(q->burst.key)),
+		    q->burst.n, q->burst.service / 1e3, q->burst.model / 1e3,
+		    q->burst.model > 0 ? q->burst.service / q->burst.model : 0);
+		dmaio_cost_learn_sum(q->ctx, q->burst.key, q->burst.service, q->burst.model);
+	}
+	q->burst.n = 0;
+	q->burst.service = q->burst.model = 0;
+}
+
+/* No more requests are chosen in the burst; learned once its last one finishes. */
+static void burst_stop(struct dmaio_q *q)
+{
+	q->burst.left = 0;
+	if (!q->burst.open)
+		burst_flush(q);
+}
+
+/* r was chosen by exploration: it begins a burst (est->burst requests), or goes on the one
+ * under way. */
+static void burst_join(struct dmaio_q *q, struct dmaio_req *r, const struct dmaio_cost_est *est)
+{
+	if (est->burst) {
+		burst_stop(q); /* what is still open of the last one is learned alone */
+		if (!++q->burst.gen)
+			q->burst.gen = 1;
+		q->burst.key = est->key;
+		q->burst.left = est->burst - 1;
+		q->burst.open = 0;
+		burst_flush(q);
+	} else if (q->burst.left) {
+		q->burst.left--;
+	}
+	q->burst.open++;
+	r->burst_gen = q->burst.gen;
+}
+
 /* The service clock to now, before the number of ops in flight changes. */
 static void clock_advance(struct dmaio_q *q, uint64_t now)
 {
@@ -141,6 +197,7 @@ int dmaio_q_new(struct dmaio_ctx *ctx, unsigned depth, unsigned cap, struct dmai
 		return -ENOMEM;
 	q->ctx = ctx;
 	q->cap = cap;
+	q->depth = depth;
 	q->busy = 1;
 	if (cap) {
 		q->reqs = calloc(cap, sizeof(*q->reqs));
@@ -301,8 +358,10 @@ static void account(struct dmaio_req *r, uint64_t ns)
 static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t done)
 {
 	uint64_t t1 = dmaio_now_ns();
+	bool learnable;
 
 	list_remove(&q->active, &q->active_tail, r);
+	q->started--;
 	if (res == -EFAULT && r->buf->revocable) {
 		/* the kernel met a fault on the buffer's mapping: its exporter took the memory
 		 * away (a VFIO device's memory disabled or revoked) */
@@ -337,13 +396,25 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	 * clock), without its path's setup; only a request one path served from its start, and
 	 * not the first of a queue (it meets the one-time costs: the ring's first use, worker
 	 * threads started, pages faulted) */
-	if (q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path && done && !r->start &&
-	    r->path_bytes[r->path->id] == done)
-		learn_add(q, r->cost_key, r->svc_ns, r->cost_model_ns, r->explored);
-	if (!q->active) /* idle: a long sum is a sample now */
+	learnable = q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path && done &&
+		    !r->start && r->path_bytes[r->path->id] == done;
+	if (r->burst_gen && r->burst_gen == q->burst.gen) { /* of the burst under way */
+		if (learnable) {
+			q->burst.n++;
+			q->burst.service += r->svc_ns;
+			q->burst.model += r->cost_model_ns;
+		}
+		if (!--q->burst.open && !q->burst.left)
+			burst_flush(q);
+	} else if (learnable) { /* an earlier burst's: alone */
+		learn_add(q, r->cost_key, r->svc_ns, r->cost_model_ns, r->burst_gen != 0);
+	}
+	if (!q->active) { /* idle: a long sum is a sample now, and a burst ends */
 		for (size_t i = 0; i < ARRAY_SIZE(q->acc); i++)
 			if (q->acc[i].n && q->acc[i].service >= LEARN_IDLE_NS)
 				learn_flush(q, &q->acc[i]);
+		burst_stop(q);
+	}
 	DBG(r->ctx, "  => %s %llu bytes via %s%s%s", r->res < 0 ? "error after" : "done",
 	    (unsigned long long)done, dmaio_choose_path_name((uint32_t)r->bulk),
 	    r->res < 0 ? ": " : "", r->res < 0 ? strerror((int)-r->res) : "");
@@ -363,7 +434,14 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		int err;
 
 		r->bounce_cold = !dmaio_engine_bounce_made(q->e, r->buf->revocable);
+		r->burst_room = q->depth;
+		r->burst_queued = q->started;
+		r->burst_key = q->burst.left ? q->burst.key : 0;
 		p = dmaio_choose(r, cached_pct, DMAIO_CHOOSE_EXPLORE, &est, &why, &err);
+		if (p && est.explored)
+			burst_join(q, r, &est);
+		else if (p && q->burst.left && !r->forced && !r->fallbacks)
+			burst_stop(q); /* chosen otherwise: the burst ends here */
 		if (!p) {
 			INFO(r->ctx, "  no path left: %s", strerror(-err));
 			finish(q, r, err, r->start);
@@ -582,6 +660,8 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 		r->busy = q->caller_waits ? 0 : q->busy;
 	}
 	q->held++;
+	q->started++;
+	r->burst_gen = 0;
 	q->prog.submitted++;
 	q->prog.bytes_submitted += r->len;
 	list_append(&q->active, &q->active_tail, r);
@@ -713,6 +793,7 @@ void dmaio_q_free(struct dmaio_q *q)
 	dmaio_q_cancel(q, 0, true);
 	for (size_t i = 0; i < ARRAY_SIZE(q->acc); i++)
 		learn_flush(q, &q->acc[i]);
+	burst_flush(q);
 	while (q->active || q->ready) {
 		int n = dmaio_q_reap(q, out, REAP_BATCH, 1, -1);
 
