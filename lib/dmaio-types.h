@@ -131,7 +131,7 @@ struct dmaio_cost_params {
 #define DMAIO_COST_CELLS 512
 struct dmaio_cost_cell {
 	uint32_t key;              /* 0: free */
-	uint32_t pad;
+	uint32_t last;             /* explore_tick when it last learned a sample (atomic) */
 	uint64_t val;              /* samples << 32 | float bits of log2(ratio) */
 };
 

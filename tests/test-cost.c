@@ -34,6 +34,8 @@
  *                ring holds: a burst of those
  *   burst-learned  16 writes pushed into a ring of 8: requests 9-16 are the burst, learned
  *                as one sum when the last finishes
+ *   stale-explored a path at 1.8x the pick, measured 64 times, is not explored; 4096 choices
+ *                later it is (stale: up to 4x), within the budget; a sample makes it fresh
  *   sub-page     buffer and file offsets that differ modulo the page size learn apart
  *   queue-learns four 16 MiB reads submitted one at a time are learned (idle flush)
  *   caller-waits a queue polled without waiting, idle most of the time, chooses with its busy
@@ -979,6 +981,40 @@ static void t_explore_burst(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* A path measured often but not lately (DMAIO_COST_STALE automatic choices) is explored up
+ * to 4x of the pick, as one measured once or twice; a new sample makes it fresh again. */
+static void t_stale_explored(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w;
+	unsigned nb, nu;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	/* udmabuf-direct at 1.8x bounce-direct, 64 measurements: beyond 1.5x, never explored */
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4u << 20, 0, 0);
+	c->cost.explore_tick = 0;
+	teach_pair(&w, 1.8, 0);
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# udmabuf-direct at 1.8x, fresh: 512 choices: %u udmabuf-direct\n", nu);
+	assert_int_equal(nu, 0);
+	/* 4096 choices later (of other kinds): stale, explored at the cadence, within the budget
+	 * (0.8 of the pick's estimate each, 1/32 earned a choice: 1 in 26 choices at most) */
+	c->cost.explore_tick += DMAIO_COST_STALE;
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# stale: 512 choices: %u udmabuf-direct (exploring)\n", nu);
+	assert_in_range(nu, 8, 32);
+	/* measured again (a sample, at what it learned): fresh, out of the margin again */
+	measure(&w, DMAIO_PATH_UDMABUF_DIRECT, ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, NULL));
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	assert_int_equal(nu, 0);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
 /* A queue's burst: 16 writes of 4 KiB pushed before any is submitted to a ring of 8; the
  * exploration comes at the 9th (8 queued ahead), takes the 8 requests from there, and their
  * times are learned as one sum when the last finishes. */
@@ -1512,6 +1548,7 @@ int main(void)
 		cmocka_unit_test(t_explored_alone),
 		cmocka_unit_test(t_explore_burst),
 		cmocka_unit_test(t_burst_learned),
+		cmocka_unit_test(t_stale_explored),
 		cmocka_unit_test(t_sub_page),
 		cmocka_unit_test(t_queue_learns),
 		cmocka_unit_test(t_caller_waits),

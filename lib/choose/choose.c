@@ -175,7 +175,16 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * bounce-direct at 0.41x of the best path (bench/RESULTS.md, session 24). A run as deep as
  * the queue is measured as the path runs when it is the pick. The cadence and the budget are
  * of requests: a burst of b comes at most once in b x EXPLORE_EVERY choices, and spends b
- * requests' time. A synchronous call's single request is a burst of one. */
+ * requests' time. A synchronous call's single request is a burst of one.
+ *
+ * Stale: a path measured, but not in the last DMAIO_COST_STALE automatic choices of the
+ * context, is explored up to EXPLORE_FAR, as one measured once or twice: what it learned
+ * describes a machine that may be gone, and beyond EXPLORE_MARGIN it was never measured
+ * again. Our VM's bench learned its 4 KiB buffered writes into a 512 MiB udmabuf buffer at
+ * 8.8x in the check pass that follows a read-back of the whole file (110-160 us a request),
+ * 1.9x udmabuf-direct's estimate, and auto wrote them udmabuf-direct at 0.33-0.58x of
+ * buffered, which measured 2.2-3.0x (50 us a request) when forced (bench/RESULTS.md,
+ * session 25). The cadence, the backoff and the budget hold as for any exploration. */
 static unsigned burst_len(const struct dmaio_req *r, const struct dmaio_cost_est *e)
 {
 	uint64_t b;
@@ -216,7 +225,8 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 
 		if ((int)i == p || status[i])
 			continue; /* the pick, or a path that cannot serve (no estimate made) */
-		far = est[i].samples && est[i].samples < EXPLORE_FEW ? EXPLORE_FAR : EXPLORE_MARGIN;
+		far = (est[i].samples && est[i].samples < EXPLORE_FEW) || est[i].stale ?
+			      EXPLORE_FAR : EXPLORE_MARGIN;
 		/* what would become the pick, were its estimate that far off: one that spends less
 		 * CPU, within the pick's margin of it; one that spends more, only below the pick
 		 * by the margin (the caller with time to spare would not take it otherwise) */

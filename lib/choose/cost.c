@@ -243,6 +243,17 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
 	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+	__atomic_store_n(&cell->last, __atomic_load_n(&c->explore_tick, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+}
+
+/* Was key's ratio learned, but not in the last DMAIO_COST_STALE automatic choices? */
+static bool cell_stale(const struct dmaio_cost *c, uint32_t key)
+{
+	const struct dmaio_cost_cell *cell = cell_find((struct dmaio_cost *)c, key, false);
+	uint32_t now = __atomic_load_n(&c->explore_tick, __ATOMIC_RELAXED);
+
+	return cell && now - __atomic_load_n(&cell->last, __ATOMIC_RELAXED) > DMAIO_COST_STALE;
 }
 
 /* A kind's exploration budget: a cell of its own (the kind's key without a path; no path's
@@ -400,8 +411,10 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->burst = 0;
 	e->calls = sh->calls;
 	e->ops = sh->ops + sh->calls;
+	e->stale = false;
 	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
+		e->stale = e->samples && cell_stale(&r->ctx->cost, e->key);
 		/* (a page-cache write not measured yet starts from its writeback's price, below:
 		 * its siblings learned what the storage costs them) */
 		if (!e->samples && !dmaio_cost_write_unseen(r, path->id))

@@ -28,9 +28,14 @@ struct dmaio_cost_est {
 	uint32_t burst;            /* explored: the length of the burst this choice begins (0:
 				    * the request goes on the burst under way, r->burst_key) */
 	uint64_t ops;              /* ring entries of the request (the shape's ops and calls) */
+	bool stale;                /* measured, but not in the last DMAIO_COST_STALE automatic
+				    * choices of the context (choose.c explores it farther) */
 	uint64_t calls;            /* blocking calls on the worker threads (the shape's) */
 	double est_ns;
 };
+
+/* Automatic choices of a context after which a kind's ratio not measured since is stale */
+#define DMAIO_COST_STALE 4096u
 
 /* The path a cost key is of (a key: bit 31, path << 24, then the kind of request) */
 #define DMAIO_COST_KEY_PATH(key) (((key) >> 24) & 0x7fu)

@@ -132,7 +132,12 @@ static void burst_flush(struct dmaio_q *q)
 		    "modelled (%.2fx)", dmaio_choose_path_name(DMAIO_COST_KEY_PATH(q->burst.key)),
 		    q->burst.n, q->burst.service / 1e3, q->burst.model / 1e3,
 		    q->burst.model > 0 ? q->burst.service / q->burst.model : 0);
-		dmaio_cost_learn_sum(q->ctx, q->burst.key, q->burst.service, q->burst.model);
+		/* as many samples as its sums of LEARN_BATCH would have been: a burst of 32
+		 * learned as one moved a ratio 1/8 of the way, where its requests learned by the
+		 * pick move it 4 times */
+		for (unsigned i = 0; i < MAX(q->burst.n / LEARN_BATCH, 1u); i++)
+			dmaio_cost_learn_sum(q->ctx, q->burst.key, q->burst.service,
+					     q->burst.model);
 	}
 	q->burst.n = 0;
 	q->burst.service = q->burst.model = 0;
