@@ -247,13 +247,13 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 			 __ATOMIC_RELAXED);
 }
 
-/* Was key's ratio learned, but not in the last DMAIO_COST_STALE automatic choices? */
-static bool cell_stale(const struct dmaio_cost *c, uint32_t key)
+/* Automatic choices made since key's ratio last learned a sample (UINT32_MAX: none). */
+static uint32_t cell_age(const struct dmaio_cost *c, uint32_t key)
 {
 	const struct dmaio_cost_cell *cell = cell_find((struct dmaio_cost *)c, key, false);
 	uint32_t now = __atomic_load_n(&c->explore_tick, __ATOMIC_RELAXED);
 
-	return cell && now - __atomic_load_n(&cell->last, __ATOMIC_RELAXED) > DMAIO_COST_STALE;
+	return cell ? now - __atomic_load_n(&cell->last, __ATOMIC_RELAXED) : UINT32_MAX;
 }
 
 /* A kind's exploration budget: a cell of its own (the kind's key without a path; no path's
@@ -412,9 +412,12 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->calls = sh->calls;
 	e->ops = sh->ops + sh->calls;
 	e->stale = false;
+	e->age = UINT32_MAX;
 	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
-		e->stale = e->samples && cell_stale(&r->ctx->cost, e->key);
+		if (e->samples)
+			e->age = cell_age(&r->ctx->cost, e->key);
+		e->stale = e->samples && e->age > DMAIO_COST_STALE;
 		/* (a page-cache write not measured yet starts from its writeback's price, below:
 		 * its siblings learned what the storage costs them) */
 		if (!e->samples && !dmaio_cost_write_unseen(r, path->id))

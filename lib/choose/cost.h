@@ -30,6 +30,8 @@ struct dmaio_cost_est {
 	uint64_t ops;              /* ring entries of the request (the shape's ops and calls) */
 	bool stale;                /* measured, but not in the last DMAIO_COST_STALE automatic
 				    * choices of the context (choose.c explores it farther) */
+	uint32_t age;              /* automatic choices of the context since its last sample
+				    * (UINT32_MAX: none) */
 	uint64_t calls;            /* blocking calls on the worker threads (the shape's) */
 	double est_ns;
 };
