@@ -1073,6 +1073,8 @@ static void t_burst_learned(void **state)
 	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &n1);
 	printf("# 16 writes, a ring of 8: a burst of 8 on udmabuf-direct, %u -> %u samples\n", n0,
 	       n1);
+	assert_int_equal(count[DMAIO_PATH_UDMABUF_DIRECT], 8); /* served where chosen */
+	assert_int_equal(count[DMAIO_PATH_BOUNCE_DIRECT], 8);
 	assert_int_equal(n1, n0 + 1);
 	dmaio_q_free(q);
 	dmaio_file_release(&f);
