@@ -121,17 +121,21 @@ bool test_cmdline_has(const char *word)
 	return strstr(line, word) != NULL;
 }
 
+bool test_under_valgrind(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	/* valgrind preloads its vgpreload_*.so into the client */
+	return pre && strstr(pre, "vgpreload");
+}
+
 bool test_quick(void)
 {
 	const char *q = getenv("DMAIO_TEST_QUICK");
-	const char *pre = getenv("LD_PRELOAD");
 
 	if (q && *q && strcmp(q, "0") != 0)
 		return true;
-	/* valgrind preloads its vgpreload_*.so into the client */
-	if (pre && strstr(pre, "vgpreload"))
-		return true;
-	return false;
+	return test_under_valgrind();
 }
 
 static void usage(const char *prog)

@@ -56,6 +56,9 @@ bool test_expect_device(const char *kind);
 
 /* True when sizes should be kept small (DMAIO_TEST_QUICK=1, valgrind). */
 bool test_quick(void);
+/* True when running under valgrind (its preload in LD_PRELOAD): valgrind keeps descriptors of
+ * its own at the top of RLIMIT_NOFILE and refuses a limit below them. */
+bool test_under_valgrind(void);
 
 /* Whether the kernel command line (/proc/cmdline) holds @word (the VM's boot switches). */
 bool test_cmdline_has(const char *word);

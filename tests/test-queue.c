@@ -1955,13 +1955,6 @@ static void test_cancel(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* 7. Timeouts and arguments */
 
-static bool under_valgrind(void)
-{
-	const char *p = getenv("LD_PRELOAD");
-
-	return p && strstr(p, "vgpreload");
-}
-
 #define EXPECT(call, want)                                                                 \
 	do {                                                                               \
 		long r_ = (long)(call);                                                    \
@@ -1976,7 +1969,7 @@ static void with_no_fds(int src, void (*fn)(void *), void *arg)
 	struct rlimit old, low;
 	int *dups, n = 0, fd;
 
-	if (under_valgrind()) {
+	if (test_under_valgrind()) {
 		printf("# args: -EMFILE checks not run under valgrind\n");
 		return;
 	}
@@ -2173,7 +2166,7 @@ static void test_args(void **state)
 	memset(&ea, 0, sizeof(ea));
 	ea.fd = fd;
 	with_no_fds(fd, emfile_fn, &ea);
-	if (!under_valgrind()) {
+	if (!test_under_valgrind()) {
 		if (ea.rq != -EMFILE)
 			test_fail("args: dmaio_queue_new with no fd left = %s, expected -EMFILE",
 				  test_errname(ea.rq));

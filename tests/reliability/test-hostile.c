@@ -288,6 +288,12 @@ static void nofile_child(void **state)
 
 	(void)state;
 	rel_set_label("RLIMIT_NOFILE");
+	if (test_under_valgrind()) {
+		/* its hard limit at the fds in use: valgrind's own descriptors sit above it, and
+		 * valgrind refuses the setrlimit() */
+		printf("# RLIMIT_NOFILE at the fds in use: not run under valgrind\n");
+		return;
+	}
 	world_open(&w);
 	workload(&w, 1, 5); /* every engine and pooled queue exists now */
 	/* no descriptor left: the lowest free fd is the limit */

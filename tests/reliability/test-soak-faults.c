@@ -959,7 +959,7 @@ static void full_check(struct worker *w, const char *when)
 		ADD(bytes, BSZ + SSZ + DSZ);
 }
 
-static void *worker_main(void *arg)
+static void *soak_worker(void *arg)
 {
 	struct worker *w = arg;
 
@@ -1316,7 +1316,7 @@ static void test_soak_faults(void **state)
 	t0 = test_now();
 	end = t0 + secs;
 	for (int i = 0; i < NWORKERS; i++)
-		assert_int_equal(pthread_create(&workers[i].th, NULL, worker_main, &workers[i]), 0);
+		assert_int_equal(pthread_create(&workers[i].th, NULL, soak_worker, &workers[i]), 0);
 	assert_int_equal(pthread_create(&fork_th, NULL, fork_main, NULL), 0);
 	assert_int_equal(pthread_create(&sig_th, NULL, signal_main, NULL), 0);
 	next_window = t0 + 1.0;
