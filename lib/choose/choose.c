@@ -239,8 +239,8 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 
 		if ((int)i == p || status[i])
 			continue; /* the pick, or a path that cannot serve (no estimate made) */
-		far = (est[i].samples && est[i].samples < EXPLORE_FEW) || est[i].stale ?
-			      EXPLORE_FAR : EXPLORE_MARGIN;
+		far = est[i].samples && (est[i].samples < EXPLORE_FEW ||
+					 est[i].age > DMAIO_COST_STALE) ? EXPLORE_FAR : EXPLORE_MARGIN;
 		/* what would become the pick, were its estimate that far off: one that spends less
 		 * CPU, within the pick's margin of it; one that spends more, only below the pick
 		 * by the margin (the caller with time to spare would not take it otherwise) */

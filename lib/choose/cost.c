@@ -411,13 +411,11 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->burst = 0;
 	e->calls = sh->calls;
 	e->ops = sh->ops + sh->calls;
-	e->stale = false;
 	e->age = UINT32_MAX;
 	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
 		if (e->samples)
 			e->age = cell_age(&r->ctx->cost, e->key);
-		e->stale = e->samples && e->age > DMAIO_COST_STALE;
 		/* (a page-cache write not measured yet starts from its writeback's price, below:
 		 * its siblings learned what the storage costs them) */
 		if (!e->samples && !dmaio_cost_write_unseen(r, path->id))

@@ -28,10 +28,9 @@ struct dmaio_cost_est {
 	uint32_t burst;            /* explored: the length of the burst this choice begins (0:
 				    * the request goes on the burst under way, r->burst_key) */
 	uint64_t ops;              /* ring entries of the request (the shape's ops and calls) */
-	bool stale;                /* measured, but not in the last DMAIO_COST_STALE automatic
-				    * choices of the context (choose.c explores it farther) */
 	uint32_t age;              /* automatic choices of the context since its last sample
-				    * (UINT32_MAX: none) */
+				    * (UINT32_MAX: none); above DMAIO_COST_STALE, the ratio is
+				    * stale (choose.c explores it farther) */
 	uint64_t calls;            /* blocking calls on the worker threads (the shape's) */
 	double est_ns;
 };

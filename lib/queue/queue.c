@@ -156,13 +156,13 @@ static void burst_stop(struct dmaio_q *q)
 static void burst_join(struct dmaio_q *q, struct dmaio_req *r, const struct dmaio_cost_est *est)
 {
 	if (est->burst) {
-		burst_stop(q); /* what is still open of the last one is learned alone */
+		/* the last one's finished part learned now, what is still open of it alone */
+		burst_flush(q);
 		if (!++q->burst.gen)
 			q->burst.gen = 1;
 		q->burst.key = est->key;
 		q->burst.left = est->burst - 1;
 		q->burst.open = 0;
-		burst_flush(q);
 	} else if (q->burst.left) {
 		q->burst.left--;
 	}
