@@ -743,7 +743,19 @@ static void t_queue_learns(void **state)
 	dmaio_ctx_free(c);
 }
 
-/* Count the paths n transfers of r would take, each chosen afresh. */
+/* One automatic choice of r afresh (nothing tried yet): the path's id, its estimate in *e */
+static int choose_one(struct dmaio_req *r, unsigned flags, struct dmaio_cost_est *e)
+{
+	const struct dmaio_path_ops *p;
+	const char *why;
+	int err;
+
+	r->tried = 0;
+	p = dmaio_choose(r, 0, flags, e, &why, &err);
+	assert_non_null(p);
+	return p->id;
+}
+
 /* n automatic choices of r (a request's own: nothing tried yet), counted per path */
 static void choose_counts(struct dmaio_req *r, int n, unsigned flags,
 			  unsigned count[DMAIO_PATH_COUNT])
@@ -751,14 +763,8 @@ static void choose_counts(struct dmaio_req *r, int n, unsigned flags,
 	memset(count, 0, sizeof(unsigned) * DMAIO_PATH_COUNT);
 	for (int i = 0; i < n; i++) {
 		struct dmaio_cost_est e;
-		const char *why;
-		int err;
-		const struct dmaio_path_ops *p;
 
-		r->tried = 0;
-		p = dmaio_choose(r, 0, flags, &e, &why, &err);
-		assert_non_null(p);
-		count[p->id]++;
+		count[choose_one(r, flags, &e)]++;
 	}
 }
 
@@ -914,19 +920,14 @@ static void t_explore_burst(void **state)
 	c->cost.explore_tick = 0;
 	for (int i = 0; i < 2048; i++) {
 		struct dmaio_cost_est e;
-		const char *why;
-		int err;
-		const struct dmaio_path_ops *p;
+		int id = choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e);
 
-		w.tried = 0;
-		p = dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err);
-		assert_non_null(p);
 		if (!e.explored) {
-			assert_int_equal(p->id, DMAIO_PATH_BOUNCE_DIRECT);
+			assert_int_equal(id, DMAIO_PATH_BOUNCE_DIRECT);
 			assert_int_equal(e.burst, 0);
 			continue;
 		}
-		assert_int_equal(p->id, DMAIO_PATH_UDMABUF_DIRECT);
+		assert_int_equal(id, DMAIO_PATH_UDMABUF_DIRECT);
 		assert_int_equal(e.burst, 32); /* the ring's 32 entries, one a 4 KiB request */
 		assert_int_equal(e.ops, 1);
 		explored++;
@@ -941,12 +942,8 @@ static void t_explore_burst(void **state)
 	w.burst_key = key;
 	for (int i = 0; i < 31; i++) {
 		struct dmaio_cost_est e;
-		const char *why;
-		int err;
 
-		w.tried = 0;
-		assert_int_equal(dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err)->id,
-				 DMAIO_PATH_UDMABUF_DIRECT);
+		assert_int_equal(choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e), DMAIO_PATH_UDMABUF_DIRECT);
 		assert_true(e.explored);
 		assert_int_equal(e.burst, 0);
 	}
@@ -964,18 +961,12 @@ static void t_explore_burst(void **state)
 	c->cost.explore_tick = 16 * 5 - 1;
 	{
 		struct dmaio_cost_est e;
-		const char *why;
-		int err;
 
-		w.tried = 0;
-		assert_int_equal(dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err)->id,
-				 DMAIO_PATH_UDMABUF_DIRECT);
+		assert_int_equal(choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e), DMAIO_PATH_UDMABUF_DIRECT);
 		assert_int_equal(e.burst, 5);
 		w.burst_queued = 1;
 		c->cost.explore_tick = 15;
-		w.tried = 0;
-		assert_int_equal(dmaio_choose(&w, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err)->id,
-				 DMAIO_PATH_UDMABUF_DIRECT);
+		assert_int_equal(choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e), DMAIO_PATH_UDMABUF_DIRECT);
 		assert_int_equal(e.burst, 1);
 	}
 	dmaio_file_release(&f);
