@@ -290,6 +290,8 @@ struct dmaio_req {
 	 * goes under; setup_ns: time the path's begin took (mapping, registration) */
 	uint32_t cost_key;
 	double cost_model_ns;
+	double cost_pick_ns;       /* explored: the pick's estimate, what the range would have
+				    * taken without the exploration (its overrun is paid: queue.c) */
 	bool explored;             /* the current path is an exploration: its time is learned
 				    * with its burst's when the burst's last request finishes
 				    * (queue.c) */

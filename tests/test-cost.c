@@ -36,6 +36,9 @@
  *                as one sum when the last finishes
  *   stale-explored a path at 1.8x the pick, measured 64 times, is not explored; 4096 choices
  *                later it is (stale: up to 4x), within the budget; a sample makes it fresh
+ *   explore-settle an exploration that took 64 picks' time beyond its estimate and grant
+ *                stops its kind's explorations until earned back (2048 choices); one within
+ *                its grant changes nothing
  *   sub-page     buffer and file offsets that differ modulo the page size learn apart
  *   queue-learns four 16 MiB reads submitted one at a time are learned (idle flush)
  *   caller-waits a queue polled without waiting, idle most of the time, chooses with its busy
@@ -1008,6 +1011,53 @@ static void t_stale_explored(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* An exploration is paid for what it took: one that took 64 picks' time beyond the pick's
+ * estimate and its grant leaves its kind without credit until the kind's choices earned that
+ * back (1/32 of a pick's estimate each: 2048 choices); one within its grant costs nothing more.
+ * The queue settles each burst so when it is learned (queue.c, burst_flush). */
+static void t_explore_settle(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	const struct dmaio_cost_est *ep, *ex;
+	struct dmaio_file f;
+	struct dmaio_req w;
+	struct view v;
+	unsigned nb, nu, nu0;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	/* as stale-explored: udmabuf-direct at 1.8x, stale, explored within the budget */
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4u << 20, 0, 0);
+	c->cost.explore_tick = 0;
+	teach_pair(&w, 1.8, 0);
+	c->cost.explore_tick += DMAIO_COST_STALE;
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu0);
+	printf("# stale: 512 choices: %u udmabuf-direct (exploring)\n", nu0);
+	assert_in_range(nu0, 8, 32);
+	look(&w, 0, &v);
+	ep = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	ex = est_of(&v, DMAIO_PATH_UDMABUF_DIRECT);
+	/* within its grant: nothing more paid, explored as before */
+	dmaio_cost_explore_settle(c, ex->key, ep->est_ns + 0.5 * ep->est_ns, ep->est_ns,
+				  0.5 * ep->est_ns);
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# after an exploration within its grant: 512 choices: %u explored\n", nu);
+	assert_in_range(nu, nu0 > 2 ? nu0 - 2 : 1, nu0 + 2);
+	/* 64 picks' time over: nothing explored in the next 512 choices (16 picks earned) */
+	dmaio_cost_explore_settle(c, ex->key, 66 * ep->est_ns, ep->est_ns, ep->est_ns);
+	choose_n(&w, 512, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# after an exploration 64 picks over: 512 choices: %u explored\n", nu);
+	assert_int_equal(nu, 0);
+	/* earned back over the next 2048 */
+	choose_n(&w, 2048, DMAIO_CHOOSE_EXPLORE, &nb, &nu);
+	printf("# 2048 more: %u explored\n", nu);
+	assert_in_range(nu, 1, 2 * nu0); /* without the debt: about 4 x nu0 */
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
 /* A queue's burst: 16 writes of 4 KiB pushed before any is submitted to a ring of 8; the
  * exploration comes at the 9th (8 queued ahead), takes the 8 requests from there, and their
  * times are learned as one sum when the last finishes. */
@@ -1544,6 +1594,7 @@ int main(void)
 		cmocka_unit_test(t_explore_burst),
 		cmocka_unit_test(t_burst_learned),
 		cmocka_unit_test(t_stale_explored),
+		cmocka_unit_test(t_explore_settle),
 		cmocka_unit_test(t_sub_page),
 		cmocka_unit_test(t_queue_learns),
 		cmocka_unit_test(t_caller_waits),

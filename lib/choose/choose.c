@@ -142,7 +142,11 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * of its pick's estimate, of its time and of its CPU (at most EXPLORE_FAR picks' time is
  * saved), and an exploration spends the time it is estimated to add to the pick's, and where
  * the queue has time to spare (what a path costs it is the CPU) the CPU; one the credits do
- * not cover is not made. The cadence alone let
+ * not cover is not made. When it is learned, the time it took beyond the pick's estimate and
+ * its grant is taken from the account too (below zero: the kind earns it back before it
+ * explores again): an estimate is what the exploration is there to check, and a burst of 32
+ * on a path 3-4x slower than estimated cost our VM's 64 KiB writes into a 16 MiB buffer 0.50x
+ * of the best path (bench/RESULTS.md, session 25). The cadence alone let
  * a kind of few requests explore as often as a kind of many: our VM's 16 MiB buffers read as
  * one 16 MiB range a pass explored bounce-direct, measured once at 5.5x (its ratio moved 2x
  * from that sample), in one of 4 passes, and auto went at 0.44x of the best path; and a 4K
@@ -221,7 +225,7 @@ static bool explore_first(const struct dmaio_cost_est *a, const struct dmaio_cos
 }
 
 static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
-		   size_t n, int p, unsigned *burst)
+		   size_t n, int p, unsigned *burst, double *granted)
 {
 	struct dmaio_ctx *c = r->ctx;
 	uint32_t tick, every;
@@ -230,6 +234,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	int x = -1;
 
 	*burst = 0;
+	*granted = 0;
 	if (c->cost.fixed)
 		return p;
 	tick = __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED);
@@ -280,8 +285,10 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 			    est[x].samples, spend[0] / 1e3, spend[1] / 1e3, path_table[p]->name);
 		return p;
 	}
-	if (x >= 0 && x != p)
+	if (x >= 0 && x != p) {
 		*burst = b;
+		*granted = spend[0];
+	}
 	return x < 0 ? p : x;
 }
 
@@ -348,16 +355,20 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, u
 	if (first && (flags & DMAIO_CHOOSE_EXPLORE)) {
 		int x = burst_on(r, status, e, n);
 		unsigned b = 0;
+		double granted;
 
 		if (x >= 0) {
 			DBG(r->ctx, "  %s: the burst of its exploration goes on", path_table[x]->name);
 			e[x].explored = true;
-		} else if ((x = explore(r, status, e, n, p, &b)) != p) {
+			e[x].pick_ns = e[p].est_ns - e[p].setup_ns;
+		} else if ((x = explore(r, status, e, n, p, &b, &granted)) != p) {
 			DBG(r->ctx, "  %s: explored (%u measured) instead of %s (%u), a burst of %u "
 			    "requests", path_table[x]->name, e[x].samples, path_table[p]->name,
 			    e[p].samples, b);
 			e[x].explored = true;
 			e[x].burst = b;
+			e[x].pick_ns = e[p].est_ns - e[p].setup_ns;
+			e[x].granted_ns = granted;
 		}
 		p = x;
 	}

@@ -291,6 +291,31 @@ bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, const double e
 	return granted;
 }
 
+void dmaio_cost_explore_settle(struct dmaio_ctx *c, uint32_t key, double service_ns,
+			       double pick_ns, double granted_ns)
+{
+	double over = service_ns - pick_ns - granted_ns;
+	struct dmaio_cost_cell *cell;
+	uint64_t old, nv;
+
+	if (c->cost.fixed || !key || !(over > 0))
+		return;
+	cell = cell_find(&c->cost, key & ~KEY_PATH_MASK, false);
+	if (!cell)
+		return;
+	old = __atomic_load_n(&cell->val, __ATOMIC_RELAXED);
+	do {
+		uint32_t bits = (uint32_t)(old >> 32);
+		float credit;
+
+		memcpy(&credit, &bits, sizeof(credit));
+		credit = (float)((double)credit - over);
+		memcpy(&bits, &credit, sizeof(bits));
+		nv = (uint64_t)bits << 32 | (uint32_t)old;
+	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+}
+
 static double map_per_byte(const struct dmaio_req *r)
 {
 	const struct dmaio_cost_params *p = &r->ctx->cost.p;
@@ -409,6 +434,7 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->samples = 0;
 	e->explored = false;
 	e->burst = 0;
+	e->pick_ns = e->granted_ns = 0;
 	e->calls = sh->calls;
 	e->ops = sh->ops + sh->calls;
 	e->age = UINT32_MAX;

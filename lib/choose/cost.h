@@ -28,6 +28,9 @@ struct dmaio_cost_est {
 	uint32_t burst;            /* explored: the length of the burst this choice begins (0:
 				    * the request goes on the burst under way, r->burst_key) */
 	uint64_t ops;              /* ring entries of the request (the shape's ops and calls) */
+	double pick_ns;            /* explored: the pick's estimate (what its overrun is
+				    * measured from: dmaio_cost_explore_settle()) */
+	double granted_ns;         /* explored, a burst's first: the time the budget granted it */
 	uint32_t age;              /* automatic choices of the context since its last sample
 				    * (UINT32_MAX: none); above DMAIO_COST_STALE, the ratio is
 				    * stale (choose.c explores it farther) */
@@ -75,5 +78,13 @@ void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, 
  * asked). True when the spend was granted. Not learned: an account of what the choice spent. */
 bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, const double earn_ns[2],
 			       const double cap_ns[2], const double spend_ns[2]);
+
+/* An exploration finished: requests of key's kind took service_ns where the pick was estimated
+ * at pick_ns for them, and the budget had granted granted_ns for the difference. What it took
+ * beyond that is taken from the kind's time account too (which may go below zero: the kind
+ * explores again once its choices earned it back). An exploration is paid for what it cost,
+ * not only what it was estimated to cost. */
+void dmaio_cost_explore_settle(struct dmaio_ctx *c, uint32_t key, double service_ns,
+			       double pick_ns, double granted_ns);
 
 #endif
