@@ -15,11 +15,13 @@
  *                      range; a path that refuses (-EOPNOTSUPP) "cannot serve" the cell
  *
  * Reads are cold (the file's own pages dropped and checked, cache.c), writes are timed with
- * their fdatasync(). The buffers are allocated once per run: a provider's buffer serves every
- * range size and direction of its size, and so does the baseline's memory. Before the first
- * timed run every method of every cell moves the whole buffer once and every byte is checked,
- * which also finds the paths that cannot serve; each later run warms every method up on its new
- * buffer. The methods of a cell run back to back, their order reversed every other run.
+ * their sync: fdatasync() for the baseline, dmaio_file_sync() for the library's methods (what
+ * an application that wants its writes durable calls; the library charges the sync's time to
+ * the page-cache writes before it). The buffers are allocated once per run: a provider's
+ * buffer serves every range size and direction of its size, and so does the baseline's
+ * memory. Before the first timed run every method of every cell moves the whole buffer once
+ * and every byte is checked, which also finds the paths that cannot serve; each later run
+ * warms every method up on its new buffer. The methods of a cell run back to back, their order reversed every other run.
  *
  * The verdict of a cell compares lib:auto with the fastest forced path: ok at >= 0.90x, miss
  * below, FAIL below 1/1.5. bench/verdict.py computes the same from the CSV or the JSON.
@@ -336,6 +338,17 @@ static uint32_t method_flags(const struct cmethod *m)
 	return DMAIO_RW_PATH((uint32_t)m->path) | DMAIO_RW_NO_FALLBACK;
 }
 
+/* A pass of writes made durable: the baseline's by fdatasync(), the library's through the
+ * library (dmaio_file_sync(), as an application that wants its writes durable does: the sync's
+ * time is charged to the page-cache writes before it, whose completions come before their
+ * writeback). 0 or -errno. */
+static int write_sync(struct choice_state *c, bool base)
+{
+	if (base)
+		return fdatasync(c->dfd) < 0 ? -errno : 0;
+	return dmaio_file_sync(c->df, DMAIO_SYNC_DATA);
+}
+
 /* the first n ranges of the cell (all when 0) with method k, writes synced, not timed: 0 or
  * -errno */
 static int move(struct choice_state *c, const struct cell *cl, int k, size_t n)
@@ -350,8 +363,8 @@ static int move(struct choice_state *c, const struct cell *cl, int k, size_t n)
 			     c->o->depth, false, NULL);
 	else
 		ret = queue_move(c, c->buf, cl, method_flags(m), n, NULL);
-	if (!ret && cl->dir == DIR_WRITE && fdatasync(m->path == M_BASE ? c->dfd : c->fd) < 0)
-		ret = -errno;
+	if (!ret && cl->dir == DIR_WRITE)
+		ret = write_sync(c, m->path == M_BASE);
 	return ret;
 }
 
@@ -614,8 +627,8 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 		else
 			ret = queue_move(c, c->buf, cl, method_flags(&c->m[k]), (size_t)cl->nr,
 					 rs);
-		if (!ret && cl->dir == DIR_WRITE && fdatasync(base ? c->dfd : c->fd) < 0)
-			ret = -errno;
+		if (!ret && cl->dir == DIR_WRITE)
+			ret = write_sync(c, base);
 		t1 = now_ns();
 		c1 = cpu_now();
 		if (ret < 0) {
@@ -934,7 +947,8 @@ void choice_info(struct bench *b)
 		    "DMAIO_RW_NO_FALLBACK in every range", o->seed, o->depth,
 		    o->base_memfd ? "memfd (shmem)" : "anonymous", ck, o->depth);
 	report_info(&b->rep, "choice: reads cold (fdatasync + POSIX_FADV_DONTNEED of the file, "
-		    "residency checked), writes with fdatasync(); a sample moves the buffer as often "
+		    "residency checked), writes with fdatasync() (the library's methods: dmaio_file_sync()); "
+		    "a sample moves the buffer as often "
 		    "as it takes to move %s (each pass cold, times summed); %s", minb, o->verify ?
 		    "every method of every cell checked byte by byte once before the timed runs" :
 		    "--no-verify: the data is not checked");
@@ -1093,7 +1107,7 @@ void choice_report(struct bench *b)
 
 	section_title(&b->rep, sec, "path choice: each buffer moved whole as ranges of one size, "
 		      "random order, file offset = buffer offset, one dmaio_queue of depth %u; "
-		      "reads cold, writes with fdatasync(); medians of %d runs", o->depth,
+		      "reads cold, writes with their sync (dmaio_file_sync()); medians of %d runs", o->depth,
 		      o->choice_runs);
 	section_title(&b->rep, sec, "verdict: ok = lib:auto >= %.2fx the fastest forced path, miss "
 		      "= below, FAIL = below %.2fx (1/1.5); n/s = the forced path cannot serve "

@@ -141,6 +141,15 @@ struct dmaio_cost {
 	struct dmaio_cost_params p;
 	struct dmaio_cost_cell cells[DMAIO_COST_CELLS];
 	uint32_t explore_tick;     /* auto choices made (atomic): every 16th may explore */
+	/* page-cache writes not synced through the library yet, per file and kind (cost.c,
+	 * dmaio_cost_unseen_add(), dmaio_cost_learn_sync()); under the context's io_lock */
+	struct dmaio_cost_unseen {
+		uint64_t dev, ino;
+		uint32_t key;          /* 0: free */
+		uint32_t tick;         /* explore_tick at its last write */
+		double model_ns;       /* the writes' modelled time */
+		uint64_t bytes;
+	} unseen[16];
 };
 
 /* ---- context ------------------------------------------------------------------------------ */
@@ -236,6 +245,7 @@ struct dmaio_file {
 	bool caller_direct;        /* fd has O_DIRECT */
 	bool is_blk;
 	uint32_t fs_magic;
+	uint64_t dev, ino;         /* st_dev, st_ino: the page-cache writes a sync covers */
 	uint64_t size;             /* st_size or device size; grown by writes, re-read by reads past
 				    * it: atomic, dmaio_file_size_load() */
 	int dfd;                   /* O_DIRECT fd (fd itself or reopened), -1 */

@@ -1013,6 +1013,33 @@ int main(int argc, char **argv)
                            out=rf"^truncated\.gguf: {strerr(errno.ERANGE)}: .+past the end")]),
            run(args=["missing.gguf"], expect=[ERR(errno.ENOENT, why="no such file")])]),
 
+    "save(struct dmaio_file *f, struct dmaio_buf *frame, uint64_t size, int n)": dict(
+        kind="driver", driver=r"""
+#define FRAME (640u * 480u * 2u)
+
+int main(int argc, char **argv)
+{
+	struct dmaio_buf *buf = ex_memfd_buf(FRAME);
+	struct dmaio_file *f;
+	int fd, r;
+
+	ex_mode = argc > 1 ? argv[1] : "";
+	fd = ex_is("ro") ? ex_open_read("weights.bin") : ex_open_write("frames.raw");
+	if ((r = dmaio_file_open(NULL, fd, 0, &f)) < 0)
+		ex_fail("dmaio_file_open: %d", r);
+	ex_fill(buf, 7);
+	r = save(f, buf, FRAME, 4);
+	dmaio_file_close(f);
+	for (uint64_t k = 0; r == 0 && k < 4; k++)
+		if (!ex_same(fd, k * FRAME, buf, 0, FRAME))
+			ex_fail("frame %u: wrong bytes in the file", (unsigned)k);
+	dmaio_buf_free(buf);
+	ex_close(fd);
+	return ex_result("save", r);
+}
+""", runs=[run(expect=[OK(r"save: returned 0")]),
+           run(args=["ro"], expect=[ERR(errno.EBADF, why="a file not open for writing")])]),
+
     "list_tensors(const struct dmaio_model *m)": dict(
         kind="driver", driver=r"""
 int main(void)

@@ -39,6 +39,12 @@
  *   explore-settle an exploration that took 64 picks' time beyond its estimate and grant
  *                stops its kind's explorations until earned back (2048 choices); one within
  *                its grant changes nothing
+ *   sync-learned a sync through the library is charged to the page-cache writes before it
+ *                (their share of the file's dirty bytes), added to their own ratio; nothing
+ *                written since: nothing learned; a failed sync (the seam: -EIO) forgets them;
+ *                direct writes are not kept; argument refusals of dmaio_file_sync() and
+ *                dmaio_fd_sync()
+ *   sync-fixed   DMAIO_COST=fixed: nothing kept, nothing learned
  *   sub-page     buffer and file offsets that differ modulo the page size learn apart
  *   queue-learns four 16 MiB reads submitted one at a time are learned (idle flush)
  *   caller-waits a queue polled without waiting, idle most of the time, chooses with its busy
@@ -854,6 +860,137 @@ static int one_write(struct dmaio_q *q, struct dmaio_buf *b, struct dmaio_file *
 	return id;
 }
 
+/* The page-cache writes of a context into a file since its last sync through the library
+ * (none of them the same kind twice: a single entry) */
+static const struct dmaio_cost_unseen *unseen_of(struct dmaio_ctx *c, const struct dmaio_file *f)
+{
+	for (size_t i = 0; i < sizeof(c->cost.unseen) / sizeof(c->cost.unseen[0]); i++)
+		if (c->cost.unseen[i].key && c->cost.unseen[i].dev == f->dev &&
+		    c->cost.unseen[i].ino == f->ino)
+			return &c->cost.unseen[i];
+	return NULL;
+}
+
+extern unsigned long dmaio_fault_calls, dmaio_fault_nth;
+extern int dmaio_fault_err;
+
+/* A sync through the library (dmaio_file_sync(), dmaio_fd_sync()) is timed and charged to the
+ * page-cache writes into the file since the last one: their kind's price becomes their own
+ * ratio plus the sync's time per their model, the sync's share of the file's dirty bytes where
+ * the kernel tells them; a sync with nothing written since teaches nothing; a failed one
+ * forgets the writes; the argument refusals. */
+static void t_sync_learned(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 1u << 20);
+	char path[512];
+	int fd = test_tmpfile(NULL, path, sizeof(path)), pfd[2];
+	const struct dmaio_cost_unseen *u;
+	struct dmaio_file f;
+	struct dmaio_req w;
+	struct dmaio_q *q;
+	double r0, r1, r2, r3, m;
+	uint32_t n0, n1;
+	uint64_t bytes;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(dmaio_file_probe(c, fd, false, &f), 0);
+	assert_int_equal(dmaio_q_new(c, 8, 16, &q), 0);
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4096, 0, 0);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(one_write(q, b, &f, (uint64_t)i << 12,
+					   DMAIO_RW_PATH(DMAIO_PATH_BUFFERED)),
+				 DMAIO_PATH_BUFFERED);
+	u = unseen_of(c, &f);
+	assert_non_null(u);
+	assert_int_equal(u->bytes, 64u << 12);
+	bytes = u->bytes;
+	m = u->model_ns;
+	r0 = ratio_of(&w, DMAIO_PATH_BUFFERED, &n0);
+	/* a sync whose time is 4x the writes' model, the file holding twice their dirty bytes:
+	 * their share is 2x, added to their own ratio */
+	dmaio_cost_learn_sync(c, f.dev, f.ino, true, (uint64_t)(4 * m), (int64_t)(2 * bytes));
+	assert_null(unseen_of(c, &f));
+	r1 = ratio_of(&w, DMAIO_PATH_BUFFERED, &n1);
+	printf("# 64 buffered 4 KiB writes: own ratio %.3f; synced in 4x their model, half the "
+	       "file's dirty bytes theirs: %.3f\n", r0, r1);
+	assert_true(fabs(r1 - (r0 + 2)) < 1e-3 * r1);
+	assert_int_equal(n1, n0); /* the writes' own samples untouched */
+	/* a real sync: charged, the writes forgotten */
+	for (int i = 0; i < 64; i++)
+		one_write(q, b, &f, (uint64_t)i << 12, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	assert_non_null(unseen_of(c, &f));
+	assert_int_equal(dmaio_file_sync(&f, DMAIO_SYNC_DATA), 0);
+	assert_null(unseen_of(c, &f));
+	r2 = ratio_of(&w, DMAIO_PATH_BUFFERED, NULL);
+	printf("# after a real fdatasync of them: %.3f\n", r2);
+	assert_true(r2 != r1); /* (the writes' own ratio moved too: 64 more samples) */
+	/* nothing written since: nothing learned */
+	assert_int_equal(dmaio_file_sync(&f, 0), 0);
+	close_to(ratio_of(&w, DMAIO_PATH_BUFFERED, NULL), r2, "a sync with nothing to charge");
+	/* through a plain descriptor (any of the file's), for the same context */
+	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	assert_non_null(unseen_of(c, &f));
+	assert_int_equal(dmaio_fd_sync(fd, c, DMAIO_SYNC_DATA), 0);
+	assert_null(unseen_of(c, &f));
+	/* a direct write is durable at completion: nothing kept for the sync */
+	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT));
+	assert_null(unseen_of(c, &f));
+	/* a failed sync: its error returned, its writes forgotten, nothing learned */
+	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	r3 = ratio_of(&w, DMAIO_PATH_BUFFERED, NULL);
+	dmaio_fault_err = EIO;
+	dmaio_fault_nth = dmaio_fault_calls + 1;
+	assert_int_equal(dmaio_file_sync(&f, DMAIO_SYNC_DATA), -EIO);
+	dmaio_fault_nth = 0;
+	dmaio_fault_err = 0;
+	assert_null(unseen_of(c, &f));
+	close_to(ratio_of(&w, DMAIO_PATH_BUFFERED, NULL), r3, "a failed sync");
+	/* the refusals, each before anything is done */
+	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	assert_int_equal(dmaio_file_sync(NULL, 0), -EINVAL);
+	assert_int_equal(dmaio_file_sync(&f, 2), -EINVAL);
+	assert_int_equal(dmaio_fd_sync(fd, c, 1u << 31), -EINVAL);
+	assert_int_equal(dmaio_fd_sync(-1, c, 0), -EBADF);
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	assert_int_equal(dmaio_fd_sync(pfd[0], c, 0), -ESPIPE);
+	close(pfd[0]);
+	close(pfd[1]);
+	assert_non_null(unseen_of(c, &f)); /* none of them synced */
+	dmaio_q_free(q);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+	close(fd);
+	unlink(path);
+}
+
+/* DMAIO_COST=fixed: a sync learns nothing, keeps nothing */
+static void t_sync_fixed(void **state)
+{
+	struct dmaio_ctx *c = new_ctx("fixed");
+	struct dmaio_buf *b = memfd_buf(c, 1u << 20);
+	char path[512];
+	int fd = test_tmpfile(NULL, path, sizeof(path));
+	struct dmaio_file f;
+	struct dmaio_q *q;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(dmaio_file_probe(c, fd, false, &f), 0);
+	assert_int_equal(dmaio_q_new(c, 8, 16, &q), 0);
+	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	assert_null(unseen_of(c, &f));
+	assert_int_equal(dmaio_file_sync(&f, DMAIO_SYNC_DATA), 0);
+	dmaio_q_free(q);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+	close(fd);
+	unlink(path);
+}
+
 /* An exploration's time is learned when it finishes, alone: explored one request at a time, a
  * path would wait for 8 of them to make a sum (at 1 in 256, 2048 requests: our VM's 4 KiB
  * reads stayed on bounce-direct in runs of 256, udmabuf-direct explored once in each, never
@@ -1595,6 +1732,8 @@ int main(void)
 		cmocka_unit_test(t_burst_learned),
 		cmocka_unit_test(t_stale_explored),
 		cmocka_unit_test(t_explore_settle),
+		cmocka_unit_test(t_sync_learned),
+		cmocka_unit_test(t_sync_fixed),
 		cmocka_unit_test(t_sub_page),
 		cmocka_unit_test(t_queue_learns),
 		cmocka_unit_test(t_caller_waits),

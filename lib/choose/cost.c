@@ -84,6 +84,9 @@ static bool sub_page(const struct dmaio_req *r)
  * through the page cache. A kind of its own. */
 #define KEY_DURABLE (1u << 6)
 #define KEY_SKEW (1u << 7)
+/* The writeback of a kind of page-cache writes, learned from syncs through the library
+ * (dmaio_cost_learn_sync()): its time per the writes' model */
+#define KEY_SYNCED (1u << 5)
 #define KEY_RANGE_SHIFT 14
 #define KEY_RANGE_MASK (7u << KEY_RANGE_SHIFT)
 #define KEY_RANGE_MAX 4u /* the last bucket of make_key's range limits */
@@ -454,9 +457,15 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	 * than its own. (To a file opened O_SYNC or O_DSYNC it completes once durable: its time
 	 * is its cost, learned as any path's.) */
 	if (!r->ctx->cost.fixed && dmaio_cost_write_unseen(r, path->id)) {
+		uint32_t n;
 		float wb;
 
-		if (writeback_lr(&r->ctx->cost, e->key, &wb) && wb > lr)
+		/* what syncs through the library measured of the kind's writeback (the writes'
+		 * own time and their sync's add up); else, the direct writes' storage cost */
+		cell_get(&r->ctx->cost, e->key | KEY_SYNCED, &n, &wb);
+		if (n)
+			lr = (float)log2(exp2(lr) + exp2(wb));
+		else if (writeback_lr(&r->ctx->cost, e->key, &wb) && wb > lr)
 			lr = wb;
 	}
 	e->ratio = exp2(lr);
@@ -475,6 +484,78 @@ void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns)
 	/* this begin made the buffer's mapping: its time per byte against the prior */
 	cell_add(&r->ctx->cost, make_key(r, 0, MODE_SETUP, 0),
 		 (float)log2(fmax((double)ns / (double)r->buf->alloc_size / prior, 1.0 / 64)));
+}
+
+void dmaio_cost_unseen_add(struct dmaio_req *r, uint64_t bytes)
+{
+	struct dmaio_cost *c = &r->ctx->cost;
+	struct dmaio_cost_unseen *u = NULL, *old = NULL;
+	uint32_t tick = __atomic_load_n(&c->explore_tick, __ATOMIC_RELAXED);
+
+	if (c->fixed || !r->cost_key || !bytes || r->cost_model_ns <= 0)
+		return;
+	pthread_mutex_lock(&r->ctx->io_lock);
+	for (size_t i = 0; i < ARRAY_SIZE(c->unseen) && !u; i++)
+		if (c->unseen[i].key == r->cost_key && c->unseen[i].dev == r->file->dev &&
+		    c->unseen[i].ino == r->file->ino)
+			u = &c->unseen[i];
+	for (size_t i = 0; i < ARRAY_SIZE(c->unseen) && !u; i++) {
+		if (!c->unseen[i].key)
+			u = &c->unseen[i];
+		else if (!old || tick - c->unseen[i].tick > tick - old->tick)
+			old = &c->unseen[i];
+	}
+	if (!u) {
+		/* full: the file written longest ago is forgotten whole (its sync, if it ever comes,
+		 * learns nothing rather than charging its time to part of its writes) */
+		uint64_t dev = old->dev, ino = old->ino;
+
+		for (size_t i = 0; i < ARRAY_SIZE(c->unseen); i++)
+			if (c->unseen[i].dev == dev && c->unseen[i].ino == ino)
+				memset(&c->unseen[i], 0, sizeof(c->unseen[i]));
+		u = old;
+	}
+	if (!u->key) {
+		u->key = r->cost_key;
+		u->dev = r->file->dev;
+		u->ino = r->file->ino;
+	}
+	u->tick = tick;
+	u->model_ns += r->cost_model_ns;
+	u->bytes += bytes;
+	pthread_mutex_unlock(&r->ctx->io_lock);
+}
+
+void dmaio_cost_learn_sync(struct dmaio_ctx *ctx, uint64_t dev, uint64_t ino, bool synced,
+			   uint64_t sync_ns, int64_t dirty_bytes)
+{
+	struct dmaio_cost *c = &ctx->cost;
+	struct dmaio_cost_unseen got[ARRAY_SIZE(c->unseen)];
+	double model = 0, share;
+	uint64_t bytes = 0;
+	size_t n = 0;
+
+	if (c->fixed)
+		return;
+	pthread_mutex_lock(&ctx->io_lock);
+	for (size_t i = 0; i < ARRAY_SIZE(c->unseen); i++)
+		if (c->unseen[i].key && c->unseen[i].dev == dev && c->unseen[i].ino == ino) {
+			got[n++] = c->unseen[i];
+			model += c->unseen[i].model_ns;
+			bytes += c->unseen[i].bytes;
+			memset(&c->unseen[i], 0, sizeof(c->unseen[i]));
+		}
+	pthread_mutex_unlock(&ctx->io_lock);
+	if (!synced || !n || model <= 0)
+		return; /* a failed sync: its writes forgotten, nothing learned */
+	/* the file had more dirty pages than these writes made (another writer, a path's
+	 * page-cache edges): their share of the sync's time */
+	share = (double)sync_ns;
+	if (dirty_bytes > 0 && (uint64_t)dirty_bytes > bytes)
+		share *= (double)bytes / (double)dirty_bytes;
+	for (size_t i = 0; i < n; i++)
+		cell_add(c, got[i].key | KEY_SYNCED,
+			 (float)log2(fmin(fmax(share / model, 1.0 / 64), 1024)));
 }
 
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns)

@@ -72,6 +72,17 @@ void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
  * model (one sample). */
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns);
 
+/* A write of r through the page cache finished, bytes of it there (r->cost_key, its kind;
+ * r->cost_model_ns, its model): kept for the file's next sync through the library. */
+void dmaio_cost_unseen_add(struct dmaio_req *r, uint64_t bytes);
+/* A sync of the file (dev, ino) through the library took sync_ns, with dirty_bytes of the file
+ * dirty or under writeback when it began (negative: unknown). Charged to the page-cache writes
+ * kept for the file since its last sync, their share of the dirty bytes: each kind learns the
+ * sync's time per its model, added to its own ratio in its price (dmaio_cost_estimate()).
+ * !synced (the sync failed): the writes are forgotten, nothing learned. */
+void dmaio_cost_learn_sync(struct dmaio_ctx *c, uint64_t dev, uint64_t ino, bool synced,
+			   uint64_t sync_ns, int64_t dirty_bytes);
+
 /* A kind's exploration budget (the kind of cost key, whatever its path), two accounts: [0]
  * time, [1] CPU. earn_ns credited to each (up to cap_ns: a credit above it is kept, not
  * raised), then spend_ns taken from both when both credits cover it (spend_ns < 0: nothing

@@ -108,6 +108,8 @@ int dmaio_file_probe(struct dmaio_ctx *ctx, int fd, bool own, struct dmaio_file 
 	f->append = fl & O_APPEND;
 	f->caller_direct = fl & O_DIRECT;
 	f->is_blk = S_ISBLK(st.st_mode);
+	f->dev = (uint64_t)st.st_dev;
+	f->ino = (uint64_t)st.st_ino;
 	f->size = (uint64_t)st.st_size;
 	if (f->is_blk) {
 		uint64_t sz = 0;

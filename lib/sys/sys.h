@@ -44,6 +44,8 @@ uint64_t dmaio_read_sysfs_u64(const char *path, uint64_t dflt);
 void dmaio_file_refresh_size(struct dmaio_file *f); /* a read goes past the known size */
 void dmaio_file_grow(struct dmaio_file *f, uint64_t end); /* a write ended at end */
 int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len);
+/* bytes of the file dirty or under writeback, -errno when the kernel cannot tell */
+int64_t dmaio_file_dirty_bytes(struct dmaio_file *f);
 /* DMAIO_CAP_YES when the kernel has cachestat(2), DMAIO_CAP_NO when not (asked once) */
 int dmaio_has_cachestat(void);
 /* logging through the context's sink (dmaio_ctx_set_log; stderr by default): dmaio_log() at

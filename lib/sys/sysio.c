@@ -458,3 +458,25 @@ int dmaio_file_cached_pct(struct dmaio_file *f, uint64_t off, uint64_t len)
 	}
 	return (int)(pages ? MIN(cs.nr_cache, pages) * 100 / pages : 0);
 }
+
+/* Bytes of the file dirty or under writeback in the page cache (what a sync of it has to write
+ * or wait for), -errno when the kernel cannot tell (as dmaio_file_cached_pct()). */
+int64_t dmaio_file_dirty_bytes(struct dmaio_file *f)
+{
+	struct k_cachestat_range rg = { 0, 0 }; /* the whole file */
+	struct k_cachestat cs;
+	int known = __atomic_load_n(&f->cachestat, __ATOMIC_RELAXED);
+
+	if (known < 0)
+		return known;
+	if (dmaio_has_cachestat() != DMAIO_CAP_YES)
+		return -ENOSYS;
+	if (syscall(__NR_cachestat, f->bfd >= 0 ? f->bfd : f->fd, &rg, &cs, 0)) {
+		int err = neg_errno();
+
+		if (err == -ENOSYS || err == -EOPNOTSUPP || err == -EBADF)
+			__atomic_store_n(&f->cachestat, err, __ATOMIC_RELAXED);
+		return err;
+	}
+	return (int64_t)((cs.nr_dirty + cs.nr_writeback) * (uint64_t)dmaio_page_size());
+}
