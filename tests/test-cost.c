@@ -40,10 +40,10 @@
  *                stops its kind's explorations until earned back (2048 choices); one within
  *                its grant changes nothing
  *   sync-learned a sync through the library is charged to the page-cache writes before it
- *                (their share of the file's dirty bytes), added to their own ratio; nothing
- *                written since: nothing learned; a failed sync (the seam: -EIO) forgets them;
- *                direct writes are not kept; argument refusals of dmaio_file_sync() and
- *                dmaio_fd_sync()
+ *                (their share of the bytes written since, direct ones included, or of the
+ *                file's dirty bytes when more), added to their own ratio; nothing written
+ *                since, or direct writes only: nothing learned; a failed sync (the seam: -EIO)
+ *                forgets them; argument refusals of dmaio_file_sync() and dmaio_fd_sync()
  *   sync-fixed   DMAIO_COST=fixed: nothing kept, nothing learned
  *   sub-page     buffer and file offsets that differ modulo the page size learn apart
  *   queue-learns four 16 MiB reads submitted one at a time are learned (idle flush)
@@ -860,15 +860,21 @@ static int one_write(struct dmaio_q *q, struct dmaio_buf *b, struct dmaio_file *
 	return id;
 }
 
-/* The page-cache writes of a context into a file since its last sync through the library
- * (none of them the same kind twice: a single entry) */
-static const struct dmaio_cost_unseen *unseen_of(struct dmaio_ctx *c, const struct dmaio_file *f)
+/* The writes of a context into a file since its last sync through the library: through the
+ * page cache (one kind here: a single entry), or direct (the entry of key 1) */
+static const struct dmaio_cost_unseen *kept_of(struct dmaio_ctx *c, const struct dmaio_file *f,
+					       bool direct)
 {
 	for (size_t i = 0; i < sizeof(c->cost.unseen) / sizeof(c->cost.unseen[0]); i++)
-		if (c->cost.unseen[i].key && c->cost.unseen[i].dev == f->dev &&
-		    c->cost.unseen[i].ino == f->ino)
+		if (c->cost.unseen[i].key && (c->cost.unseen[i].key == 1) == direct &&
+		    c->cost.unseen[i].dev == f->dev && c->cost.unseen[i].ino == f->ino)
 			return &c->cost.unseen[i];
 	return NULL;
+}
+
+static const struct dmaio_cost_unseen *unseen_of(struct dmaio_ctx *c, const struct dmaio_file *f)
+{
+	return kept_of(c, f, false);
 }
 
 extern unsigned long dmaio_fault_calls, dmaio_fault_nth;
@@ -876,9 +882,10 @@ extern int dmaio_fault_err;
 
 /* A sync through the library (dmaio_file_sync(), dmaio_fd_sync()) is timed and charged to the
  * page-cache writes into the file since the last one: their kind's price becomes their own
- * ratio plus the sync's time per their model, the sync's share of the file's dirty bytes where
- * the kernel tells them; a sync with nothing written since teaches nothing; a failed one
- * forgets the writes; the argument refusals. */
+ * ratio plus their share of the sync's time (of the bytes written since, direct ones
+ * included, or of the file's dirty bytes when the kernel counts more) per their model; a sync
+ * with no page-cache write since teaches nothing; a failed one forgets the writes; the
+ * argument refusals. */
 static void t_sync_learned(void **state)
 {
 	struct dmaio_ctx *c = learning_ctx();
@@ -907,16 +914,38 @@ static void t_sync_learned(void **state)
 	assert_int_equal(u->bytes, 64u << 12);
 	bytes = u->bytes;
 	m = u->model_ns;
-	r0 = ratio_of(&w, DMAIO_PATH_BUFFERED, &n0);
-	/* a sync whose time is 4x the writes' model, the file holding twice their dirty bytes:
-	 * their share is 2x, added to their own ratio */
-	dmaio_cost_learn_sync(c, f.dev, f.ino, true, (uint64_t)(4 * m), (int64_t)(2 * bytes));
+	assert_null(kept_of(c, &f, true));
+	r0 = ratio_of(&w, DMAIO_PATH_BUFFERED, &n0); /* their own (no direct write learned yet) */
+	/* as many bytes written direct (kept apart: durable at completion) */
+	for (int i = 64; i < 128; i++)
+		assert_int_equal(one_write(q, b, &f, (uint64_t)i << 12,
+					   DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT)),
+				 DMAIO_PATH_BOUNCE_DIRECT);
+	assert_non_null(kept_of(c, &f, true));
+	assert_int_equal(kept_of(c, &f, true)->bytes, 64u << 12);
+	assert_int_equal(unseen_of(c, &f)->bytes, bytes);
+	printf("# buffered priced at %.3f: the direct writes' ratio, higher than their own %.3f\n",
+	       ratio_of(&w, DMAIO_PATH_BUFFERED, NULL), r0);
+	/* a sync whose time is 4x the page-cache writes' model: theirs is the share of their
+	 * bytes, half: 2x, added to their own ratio */
+	dmaio_cost_learn_sync(c, f.dev, f.ino, true, (uint64_t)(4 * m), -1);
 	assert_null(unseen_of(c, &f));
+	assert_null(kept_of(c, &f, true));
 	r1 = ratio_of(&w, DMAIO_PATH_BUFFERED, &n1);
-	printf("# 64 buffered 4 KiB writes: own ratio %.3f; synced in 4x their model, half the "
-	       "file's dirty bytes theirs: %.3f\n", r0, r1);
+	printf("# 64 buffered 4 KiB writes, 64 direct: own ratio %.3f; synced in 4x their model: "
+	       "%.3f\n", r0, r1);
 	assert_true(fabs(r1 - (r0 + 2)) < 1e-3 * r1);
 	assert_int_equal(n1, n0); /* the writes' own samples untouched */
+	/* the file holding twice their bytes dirty (another writer): the same share, half */
+	for (int i = 0; i < 64; i++)
+		one_write(q, b, &f, (uint64_t)i << 12, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	m = unseen_of(c, &f)->model_ns;
+	r0 = ratio_of(&w, DMAIO_PATH_BUFFERED, NULL);
+	dmaio_cost_learn_sync(c, f.dev, f.ino, true, (uint64_t)(4 * m), (int64_t)(2 * bytes));
+	r1 = ratio_of(&w, DMAIO_PATH_BUFFERED, NULL);
+	printf("# 64 buffered, half the file's dirty bytes theirs, synced in 4x: %.3f -> %.3f\n",
+	       r0, r1);
+	assert_true(fabs(r1 - r0) < 1e-3 * r1); /* 2x again (4x, not shared, would move it) */
 	/* a real sync: charged, the writes forgotten */
 	for (int i = 0; i < 64; i++)
 		one_write(q, b, &f, (uint64_t)i << 12, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
@@ -934,9 +963,14 @@ static void t_sync_learned(void **state)
 	assert_non_null(unseen_of(c, &f));
 	assert_int_equal(dmaio_fd_sync(fd, c, DMAIO_SYNC_DATA), 0);
 	assert_null(unseen_of(c, &f));
-	/* a direct write is durable at completion: nothing kept for the sync */
+	/* a direct write alone: its bytes kept, no page-cache write to charge */
 	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT));
 	assert_null(unseen_of(c, &f));
+	assert_non_null(kept_of(c, &f, true));
+	r3 = ratio_of(&w, DMAIO_PATH_BUFFERED, NULL);
+	assert_int_equal(dmaio_file_sync(&f, DMAIO_SYNC_DATA), 0);
+	assert_null(kept_of(c, &f, true));
+	close_to(ratio_of(&w, DMAIO_PATH_BUFFERED, NULL), r3, "a sync of direct writes only");
 	/* a failed sync: its error returned, its writes forgotten, nothing learned */
 	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
 	r3 = ratio_of(&w, DMAIO_PATH_BUFFERED, NULL);
@@ -981,7 +1015,9 @@ static void t_sync_fixed(void **state)
 	assert_int_equal(dmaio_file_probe(c, fd, false, &f), 0);
 	assert_int_equal(dmaio_q_new(c, 8, 16, &q), 0);
 	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BUFFERED));
+	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT));
 	assert_null(unseen_of(c, &f));
+	assert_null(kept_of(c, &f, true));
 	assert_int_equal(dmaio_file_sync(&f, DMAIO_SYNC_DATA), 0);
 	dmaio_q_free(q);
 	dmaio_file_release(&f);

@@ -72,13 +72,15 @@ void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
  * model (one sample). */
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns);
 
-/* A write of r through the page cache finished, bytes of it there (r->cost_key, its kind;
- * r->cost_model_ns, its model): kept for the file's next sync through the library. */
-void dmaio_cost_unseen_add(struct dmaio_req *r, uint64_t bytes);
+/* A write of r finished, done bytes of it written (to a file without O_SYNC / O_DSYNC): kept
+ * for the file's next sync through the library, the bytes through the page cache under r's
+ * kind (r->cost_key, with r->cost_model_ns), the others as the file's direct bytes. */
+void dmaio_cost_write_done(struct dmaio_req *r, uint64_t done);
 /* A sync of the file (dev, ino) through the library took sync_ns, with dirty_bytes of the file
  * dirty or under writeback when it began (negative: unknown). Charged to the page-cache writes
- * kept for the file since its last sync, their share of the dirty bytes: each kind learns the
- * sync's time per its model, added to its own ratio in its price (dmaio_cost_estimate()).
+ * kept for the file since its last sync, as their share of the bytes written since (or of the
+ * dirty bytes, when more): each kind learns that time per its model, added to its own ratio in
+ * its price (dmaio_cost_estimate()).
  * !synced (the sync failed): the writes are forgotten, nothing learned. */
 void dmaio_cost_learn_sync(struct dmaio_ctx *c, uint64_t dev, uint64_t ino, bool synced,
 			   uint64_t sync_ns, int64_t dirty_bytes);

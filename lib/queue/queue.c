@@ -403,9 +403,9 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	}
 	if (r->write && done)
 		dmaio_file_grow(r->file, r->file_off + done);
-	/* its page-cache bytes are the file's next sync's to write (dmaio_file_sync()) */
-	if (r->path && r->res >= 0 && dmaio_cost_write_unseen(r, r->path->id))
-		dmaio_cost_unseen_add(r, r->path_bytes[r->path->id]);
+	/* what the file's next sync through the library covers (dmaio_file_sync()) */
+	if (r->write && done)
+		dmaio_cost_write_done(r, done);
 	q->prog.bytes_done += done - r->counted;
 	r->counted = done;
 	q->prog.completed++;
