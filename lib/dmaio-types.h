@@ -141,15 +141,15 @@ struct dmaio_cost {
 	struct dmaio_cost_params p;
 	struct dmaio_cost_cell cells[DMAIO_COST_CELLS];
 	uint32_t explore_tick;     /* auto choices made (atomic): every 16th may explore */
-	/* page-cache writes not synced through the library yet, per file and kind (cost.c,
-	 * dmaio_cost_unseen_add(), dmaio_cost_learn_sync()); under the context's io_lock */
-	struct dmaio_cost_unseen {
+	/* writes not synced through the library yet, per file and kind (cost.c,
+	 * dmaio_cost_write_done(), dmaio_cost_learn_sync()); under the context's io_lock */
+	struct dmaio_cost_unsynced {
 		uint64_t dev, ino;
 		uint32_t key;          /* 0: free */
 		uint32_t tick;         /* explore_tick at its last write */
 		double model_ns;       /* the writes' modelled time */
 		uint64_t bytes;
-	} unseen[16];
+	} unsynced[16];
 };
 
 /* ---- context ------------------------------------------------------------------------------ */

@@ -456,16 +456,18 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	 * It is priced with the storage cost of its writeback (writeback_lr()) when that is more
 	 * than its own. (To a file opened O_SYNC or O_DSYNC it completes once durable: its time
 	 * is its cost, learned as any path's.) */
-	if (!r->ctx->cost.fixed && dmaio_cost_write_unseen(r, path->id)) {
+	if (!r->ctx->cost.fixed && r->write && !durable(r)) {
 		uint32_t n;
 		float wb;
 
-		/* what syncs through the library measured of the kind's writeback (the writes'
-		 * own time and their sync's add up); else, the direct writes' storage cost */
+		/* what syncs through the library measured of the kind (a write's own time and its
+		 * share of the sync that makes it durable add up); else, for a page-cache write,
+		 * the direct writes' storage cost */
 		cell_get(&r->ctx->cost, e->key | KEY_SYNCED, &n, &wb);
 		if (n)
 			lr = (float)log2(exp2(lr) + exp2(wb));
-		else if (writeback_lr(&r->ctx->cost, e->key, &wb) && wb > lr)
+		else if (dmaio_cost_write_unseen(r, path->id) &&
+			 writeback_lr(&r->ctx->cost, e->key, &wb) && wb > lr)
 			lr = wb;
 	}
 	e->ratio = exp2(lr);
@@ -486,33 +488,29 @@ void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns)
 		 (float)log2(fmax((double)ns / (double)r->buf->alloc_size / prior, 1.0 / 64)));
 }
 
-/* The entry of a file's writes that were durable at completion (direct paths): their bytes
- * share the sync's time with the page-cache writes' (a cost key has bit 31: never 1) */
-#define UNSEEN_DIRECT 1u
-
 /* key's entry of the file (dev, ino) in c's table, claimed (the table full: the file written
  * longest ago forgotten whole, its sync, if it ever comes, learning nothing rather than
  * charging its time to part of its writes). Under io_lock. */
-static struct dmaio_cost_unseen *unseen_entry(struct dmaio_cost *c, uint64_t dev, uint64_t ino,
+static struct dmaio_cost_unsynced *unsynced_entry(struct dmaio_cost *c, uint64_t dev, uint64_t ino,
 					      uint32_t key, uint32_t tick)
 {
-	struct dmaio_cost_unseen *u = NULL, *old = NULL;
+	struct dmaio_cost_unsynced *u = NULL, *old = NULL;
 
-	for (size_t i = 0; i < ARRAY_SIZE(c->unseen) && !u; i++)
-		if (c->unseen[i].key == key && c->unseen[i].dev == dev && c->unseen[i].ino == ino)
-			u = &c->unseen[i];
-	for (size_t i = 0; i < ARRAY_SIZE(c->unseen) && !u; i++) {
-		if (!c->unseen[i].key)
-			u = &c->unseen[i];
-		else if (!old || tick - c->unseen[i].tick > tick - old->tick)
-			old = &c->unseen[i];
+	for (size_t i = 0; i < ARRAY_SIZE(c->unsynced) && !u; i++)
+		if (c->unsynced[i].key == key && c->unsynced[i].dev == dev && c->unsynced[i].ino == ino)
+			u = &c->unsynced[i];
+	for (size_t i = 0; i < ARRAY_SIZE(c->unsynced) && !u; i++) {
+		if (!c->unsynced[i].key)
+			u = &c->unsynced[i];
+		else if (!old || tick - c->unsynced[i].tick > tick - old->tick)
+			old = &c->unsynced[i];
 	}
 	if (!u) {
 		uint64_t odev = old->dev, oino = old->ino;
 
-		for (size_t i = 0; i < ARRAY_SIZE(c->unseen); i++)
-			if (c->unseen[i].dev == odev && c->unseen[i].ino == oino)
-				memset(&c->unseen[i], 0, sizeof(c->unseen[i]));
+		for (size_t i = 0; i < ARRAY_SIZE(c->unsynced); i++)
+			if (c->unsynced[i].dev == odev && c->unsynced[i].ino == oino)
+				memset(&c->unsynced[i], 0, sizeof(c->unsynced[i]));
 		u = old;
 	}
 	if (!u->key) {
@@ -528,23 +526,15 @@ void dmaio_cost_write_done(struct dmaio_req *r, uint64_t done)
 {
 	struct dmaio_cost *c = &r->ctx->cost;
 	uint32_t tick = __atomic_load_n(&c->explore_tick, __ATOMIC_RELAXED);
-	uint64_t pc = 0;
+	struct dmaio_cost_unsynced *u;
 
-	if (c->fixed || !done || durable(r))
+	if (c->fixed || !done || durable(r) || r->res < 0 || !r->cost_key ||
+	    r->cost_model_ns <= 0)
 		return;
-	if (r->path && r->res >= 0 && dmaio_cost_write_unseen(r, r->path->id) && r->cost_key &&
-	    r->cost_model_ns > 0)
-		pc = MIN(r->path_bytes[r->path->id], done);
 	pthread_mutex_lock(&r->ctx->io_lock);
-	if (pc) {
-		struct dmaio_cost_unseen *u = unseen_entry(c, r->file->dev, r->file->ino,
-							   r->cost_key, tick);
-
-		u->model_ns += r->cost_model_ns;
-		u->bytes += pc;
-	}
-	if (done > pc)
-		unseen_entry(c, r->file->dev, r->file->ino, UNSEEN_DIRECT, tick)->bytes += done - pc;
+	u = unsynced_entry(c, r->file->dev, r->file->ino, r->cost_key, tick);
+	u->model_ns += r->cost_model_ns;
+	u->bytes += done;
 	pthread_mutex_unlock(&r->ctx->io_lock);
 }
 
@@ -552,43 +542,50 @@ void dmaio_cost_learn_sync(struct dmaio_ctx *ctx, uint64_t dev, uint64_t ino, bo
 			   uint64_t sync_ns, int64_t dirty_bytes)
 {
 	struct dmaio_cost *c = &ctx->cost;
-	struct dmaio_cost_unseen got[ARRAY_SIZE(c->unseen)];
-	double model = 0, share;
-	uint64_t bytes = 0, direct = 0, all;
+	struct dmaio_cost_unsynced got[ARRAY_SIZE(c->unsynced)];
+	double model = 0, w[ARRAY_SIZE(c->unsynced)], wsum = 0, t;
+	uint64_t bytes = 0;
 	size_t n = 0;
 
 	if (c->fixed)
 		return;
 	pthread_mutex_lock(&ctx->io_lock);
-	for (size_t i = 0; i < ARRAY_SIZE(c->unseen); i++) {
-		struct dmaio_cost_unseen *u = &c->unseen[i];
+	for (size_t i = 0; i < ARRAY_SIZE(c->unsynced); i++) {
+		struct dmaio_cost_unsynced *u = &c->unsynced[i];
 
 		if (!u->key || u->dev != dev || u->ino != ino)
 			continue;
-		if (u->key == UNSEEN_DIRECT) {
-			direct += u->bytes;
-		} else {
-			got[n++] = *u;
-			model += u->model_ns;
-			bytes += u->bytes;
-		}
+		got[n++] = *u;
+		model += u->model_ns;
+		bytes += u->bytes;
 		memset(u, 0, sizeof(*u));
 	}
 	pthread_mutex_unlock(&ctx->io_lock);
 	if (!synced || !n || model <= 0)
 		return; /* a failed sync: its writes forgotten, nothing learned */
-	/* The page-cache writes' share of the sync: their part of the bytes written since the
-	 * last one, direct writes' included (a sync's flush of the device's cache costs what they
-	 * put there too: our VM's disk flushes to its host's file, and a sync after 512 MiB of
-	 * direct 4 KiB writes and one explored burst of 32 page-cache ones charged those 32 with
-	 * the whole flush, which kept the page cache out of a cell it was 2.5x faster in), or of
-	 * the file's dirty bytes when the kernel counts more (another writer, a direct path's
-	 * unaligned edges). */
-	all = MAX(bytes + direct, dirty_bytes > 0 ? (uint64_t)dirty_bytes : 0);
-	share = (double)sync_ns * (double)bytes / (double)all;
-	for (size_t i = 0; i < n; i++)
+	/* The writes' part of the sync: all of it, unless the kernel counts more dirty bytes in
+	 * the file than they wrote (another writer): their share of those. */
+	t = (double)sync_ns;
+	if (dirty_bytes > 0 && (uint64_t)dirty_bytes > bytes)
+		t *= (double)bytes / (double)dirty_bytes;
+	/* Shared among the kinds by what their syncs took before, per their model (a kind whose
+	 * sync is not measured yet at this sync's mean): a page-cache write's sync writes its
+	 * bytes back, a direct write's only flushes the device's cache, which our VM's disk does
+	 * to its host's file. Both are part of a write's cost: charged to the page-cache writes
+	 * alone, the syncs priced our VM's 4 KiB writes into a 16 MiB udmabuf buffer at 80 us
+	 * through the page cache against 66 us for bounce-direct, and forced, with their syncs,
+	 * those went at 65 and 51 MB/s (bench/RESULTS.md, session 26). */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t ns;
+		float lr;
+
+		cell_get(c, got[i].key | KEY_SYNCED, &ns, &lr);
+		w[i] = got[i].model_ns * (ns ? exp2(lr) : t / model);
+		wsum += w[i];
+	}
+	for (size_t i = 0; i < n && wsum > 0; i++)
 		cell_add(c, got[i].key | KEY_SYNCED,
-			 (float)log2(fmin(fmax(share / model, 1.0 / 64), 1024)));
+			 (float)log2(fmin(fmax(t * w[i] / wsum / got[i].model_ns, 1.0 / 64), 1024)));
 }
 
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns)

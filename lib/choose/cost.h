@@ -73,15 +73,15 @@ void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns);
 
 /* A write of r finished, done bytes of it written (to a file without O_SYNC / O_DSYNC): kept
- * for the file's next sync through the library, the bytes through the page cache under r's
- * kind (r->cost_key, with r->cost_model_ns), the others as the file's direct bytes. */
+ * under its kind (r->cost_key, with r->cost_model_ns) for the file's next sync through the
+ * library. */
 void dmaio_cost_write_done(struct dmaio_req *r, uint64_t done);
 /* A sync of the file (dev, ino) through the library took sync_ns, with dirty_bytes of the file
- * dirty or under writeback when it began (negative: unknown). Charged to the page-cache writes
- * kept for the file since its last sync, as their share of the bytes written since (or of the
- * dirty bytes, when more): each kind learns that time per its model, added to its own ratio in
- * its price (dmaio_cost_estimate()).
- * !synced (the sync failed): the writes are forgotten, nothing learned. */
+ * dirty or under writeback when it began (negative: unknown). Charged to the writes kept for
+ * the file since its last sync (their share of the dirty bytes, when the kernel counts more),
+ * shared among their kinds by what their syncs took before: each kind learns its share per
+ * its model, added to its own ratio in its price (dmaio_cost_estimate()). !synced (the sync
+ * failed): the writes are forgotten, nothing learned. */
 void dmaio_cost_learn_sync(struct dmaio_ctx *c, uint64_t dev, uint64_t ino, bool synced,
 			   uint64_t sync_ns, int64_t dirty_bytes);
 
