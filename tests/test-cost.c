@@ -883,6 +883,20 @@ static unsigned kept_count(struct dmaio_ctx *c, const struct dmaio_file *f)
 	return n;
 }
 
+/* r recorded as a write finished on path, whole (no I/O: the kept writes alone) */
+static void keep(struct dmaio_req *r, int path)
+{
+	struct view v;
+	const struct dmaio_cost_est *e;
+
+	look(r, 0, &v);
+	e = est_of(&v, path);
+	r->cost_key = e->key;
+	r->cost_model_ns = e->ops_ns + e->bytes_ns + e->walk_ns;
+	r->res = (int64_t)r->len;
+	dmaio_cost_write_done(r, r->len);
+}
+
 extern unsigned long dmaio_fault_calls, dmaio_fault_nth;
 extern int dmaio_fault_err;
 
@@ -985,6 +999,35 @@ static void t_sync_learned(void **state)
 		assert_true(fabs(d1 - (sd + (2 * sd - sd) / 3)) < 1e-2 * d1);
 	}
 	dmaio_q_free(q2);
+	dmaio_file_release(&f2);
+	dmaio_buf_free(b2);
+	dmaio_ctx_free(c2);
+
+	/* A kind's first sync is taken whole, whatever another path's syncs took (a direct
+	 * write's sync only flushes the device's cache): bounce-direct's writes synced in no
+	 * time (1/64), then buffered's in 4x their model: 4x over their own (3x, taught), not
+	 * 1/32 (the direct ones' 1/64 moved 2x). Deterministic: the writes are the request w2
+	 * recorded as finished (no I/O), its own ratios taught. */
+	c2 = learning_ctx();
+	b2 = memfd_buf(c2, 1u << 20);
+	assert_int_equal(dmaio_file_probe(c2, fd, false, &f2), 0);
+	dmaio_q_req_init(&w2, b2, &f2, true, 0, 0, 4096, 0, 0);
+	for (int i = 0; i < 24; i++) {
+		measure(&w2, DMAIO_PATH_BUFFERED, 3);
+		measure(&w2, DMAIO_PATH_BOUNCE_DIRECT, 5);
+	}
+	close_to(ratio_of(&w2, DMAIO_PATH_BOUNCE_DIRECT, NULL), 5, "bounce-direct taught");
+	keep(&w2, DMAIO_PATH_BOUNCE_DIRECT);
+	dmaio_cost_learn_sync(c2, f2.dev, f2.ino, true, 0, -1);
+	keep(&w2, DMAIO_PATH_BUFFERED);
+	m = kept_of(c2, &f2, DMAIO_PATH_BUFFERED)->model_ns;
+	dmaio_cost_learn_sync(c2, f2.dev, f2.ino, true, (uint64_t)(4 * m), -1);
+	r1 = ratio_of(&w2, DMAIO_PATH_BUFFERED, NULL);
+	d1 = ratio_of(&w2, DMAIO_PATH_BOUNCE_DIRECT, NULL);
+	printf("# bounce-direct's syncs at 1/64, then buffered's first in 4x: buffered %.3f "
+	       "(own 3), bounce-direct %.3f (own 5)\n", r1, d1);
+	assert_true(fabs(r1 - 7) < 1e-3 * r1);
+	assert_true(fabs(d1 - (5 + 1.0 / 64)) < 1e-3 * d1);
 	dmaio_file_release(&f2);
 	dmaio_buf_free(b2);
 	dmaio_ctx_free(c2);
