@@ -84,8 +84,8 @@ static bool sub_page(const struct dmaio_req *r)
  * through the page cache. A kind of its own. */
 #define KEY_DURABLE (1u << 6)
 #define KEY_SKEW (1u << 7)
-/* The writeback of a kind of page-cache writes, learned from syncs through the library
- * (dmaio_cost_learn_sync()): its time per the writes' model */
+/* A kind of writes' share of the syncs through the library that made them durable
+ * (dmaio_cost_learn_sync()), per the writes' model */
 #define KEY_SYNCED (1u << 5)
 #define KEY_RANGE_SHIFT 14
 #define KEY_RANGE_MASK (7u << KEY_RANGE_SHIFT)
@@ -495,13 +495,14 @@ void dmaio_cost_learn_setup(struct dmaio_req *r, bool was_mapped, uint64_t ns)
 /* key's entry of the file (dev, ino) in c's table, claimed (the table full: the file written
  * longest ago forgotten whole, its sync, if it ever comes, learning nothing rather than
  * charging its time to part of its writes). Under io_lock. */
-static struct dmaio_cost_unsynced *unsynced_entry(struct dmaio_cost *c, uint64_t dev, uint64_t ino,
-					      uint32_t key, uint32_t tick)
+static struct dmaio_cost_unsynced *unsynced_entry(struct dmaio_cost *c, uint64_t dev,
+						  uint64_t ino, uint32_t key, uint32_t tick)
 {
 	struct dmaio_cost_unsynced *u = NULL, *old = NULL;
 
 	for (size_t i = 0; i < ARRAY_SIZE(c->unsynced) && !u; i++)
-		if (c->unsynced[i].key == key && c->unsynced[i].dev == dev && c->unsynced[i].ino == ino)
+		if (c->unsynced[i].key == key && c->unsynced[i].dev == dev &&
+		    c->unsynced[i].ino == ino)
 			u = &c->unsynced[i];
 	for (size_t i = 0; i < ARRAY_SIZE(c->unsynced) && !u; i++) {
 		if (!c->unsynced[i].key)
