@@ -75,18 +75,19 @@ DMAIO_EXPORT int dmaio_fd_get_info(int fd, struct dmaio_file_info *info)
 	return r;
 }
 
-/* The sync of f for context c, timed and charged to c's page-cache writes into the file. */
+/* The sync of f for context c, timed and charged to c's writes into the file since its last
+ * one (cost.c); the file's dirty bytes asked for only where something is learned. */
 static int sync_file(struct dmaio_ctx *c, struct dmaio_file *f, uint32_t flags)
 {
-	int64_t dirty = dmaio_file_dirty_bytes(f);
+	int64_t dirty = c->cost.fixed ? -ENOSYS : dmaio_file_dirty_bytes(f);
 	uint64_t t0 = dmaio_now_ns(), t1;
 	int r = sys_fsync(f->fd, flags & DMAIO_SYNC_DATA);
 
 	t1 = dmaio_now_ns();
 	dmaio_cost_learn_sync(c, f->dev, f->ino, !r, t1 > t0 ? t1 - t0 : 0, dirty);
-	DBG(c, "sync of file %llu (%s): %s in %.1f us, %lld bytes dirty before", (unsigned long long)f->id,
-	    flags & DMAIO_SYNC_DATA ? "data" : "all", r ? strerror(-r) : "done",
-	    (double)(t1 - t0) / 1e3, (long long)dirty);
+	DBG(c, "sync of file %llu (%s): %s in %.1f us, %lld bytes dirty before",
+	    (unsigned long long)f->id, flags & DMAIO_SYNC_DATA ? "data" : "all",
+	    r ? strerror(-r) : "done", (double)(t1 - t0) / 1e3, (long long)dirty);
 	return r;
 }
 

@@ -401,11 +401,11 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 		dmaio_buf_put_addr(r->buf);
 		r->addr = NULL;
 	}
-	if (r->write && done)
+	if (r->write && done) {
 		dmaio_file_grow(r->file, r->file_off + done);
-	/* what the file's next sync through the library covers (dmaio_file_sync()) */
-	if (r->write && done)
+		/* what the file's next sync through the library covers (dmaio_file_sync()) */
 		dmaio_cost_write_done(r, done);
+	}
 	q->prog.bytes_done += done - r->counted;
 	r->counted = done;
 	q->prog.completed++;
