@@ -138,6 +138,23 @@ static long long on_device(int dev, int fd, off_t off, size_t len, uint64_t seed
 	return (long long)(bad + (len - covered));
 }
 
+/* fd registered, and a buffer of SIZE of the provider under test holding the pattern (77
+ * where the provider is missing on the host; in the VM a failure) */
+static struct dmaio_file *register_with_buf(int fd, struct dmaio_buf **buf)
+{
+	struct dmaio_file *file;
+	void *map;
+
+	if (test_alloc_or_skip(NULL, args.heap_name, SIZE, 0, buf)) {
+		close(fd);
+		fail_msg("dmaio_buf_alloc(%s) failed", args.heap);
+	}
+	assert_int_equal(dmaio_buf_map(*buf, &map), 0);
+	pat_fill(map, SIZE, SEED_BUF, 0);
+	assert_int_equal(dmaio_file_open(NULL, fd, 0, &file), 0);
+	return file;
+}
+
 static void one_mode(int extra, const char *name)
 {
 	static const int paths[] = { DMAIO_PATH_AUTO, DMAIO_PATH_RW_FILE, DMAIO_PATH_UDMABUF_DIRECT,
@@ -149,7 +166,6 @@ static void one_mode(int extra, const char *name)
 	struct dmaio_file *file;
 	struct dmaio_buf *buf;
 	struct stat st;
-	void *map;
 
 	tmp = test_tmpfile(NULL, path, sizeof(path));
 	close(tmp);
@@ -160,14 +176,7 @@ static void one_mode(int extra, const char *name)
 	}
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	/* 77 where the provider is missing on the host; in the VM a failure */
-	if (test_alloc_or_skip(NULL, args.heap_name, SIZE, 0, &buf)) {
-		close(fd);
-		fail_msg("dmaio_buf_alloc(%s) failed", args.heap);
-	}
-	assert_int_equal(dmaio_buf_map(buf, &map), 0);
-	pat_fill(map, SIZE, SEED_BUF, 0);
-	assert_int_equal(dmaio_file_open(NULL, fd, 0, &file), 0);
+	file = register_with_buf(fd, &buf);
 	check = -1;
 	n = fds_on(&st, fds, flags, 16);
 	printf("# %s: %d descriptors of the file:", name, n);
@@ -230,20 +239,13 @@ static void test_file_sync(void **state)
 	struct dmaio_buf *buf;
 	char path[4096];
 	struct stat st;
-	void *map;
 	int fd, dev;
 
 	(void)state;
 	fd = test_tmpfile(NULL, path, sizeof(path));
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	if (test_alloc_or_skip(NULL, args.heap_name, SIZE, 0, &buf)) {
-		close(fd);
-		fail_msg("dmaio_buf_alloc(%s) failed", args.heap);
-	}
-	assert_int_equal(dmaio_buf_map(buf, &map), 0);
-	pat_fill(map, SIZE, SEED_BUF, 0);
-	assert_int_equal(dmaio_file_open(NULL, fd, 0, &file), 0);
+	file = register_with_buf(fd, &buf);
 	dev = open_device(&st);
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
