@@ -123,11 +123,17 @@ static void usage(FILE *out)
 		"                        least N bytes (default 128M, --quick 64M; 0: once), each pass\n"
 		"                        cold, the passes' times summed: a 16 MiB buffer moves in a few\n"
 		"                        ms, where one pass is mostly the storage's noise\n"
+		"  --choice-repeat N     after a cell's methods, in each run, N more pairs of the\n"
+		"                        fastest forced path so far and lib:auto, in turn (default 1;\n"
+		"                        0: none): lib:auto measured again after it has learned from\n"
+		"                        the forced runs, and the best path's own spread beside it\n"
 		"  --runs N              3 by default here (--quick: 1), medians\n"
 		"  --path P[,P...]       only these forced paths (lib:auto and the baseline always run)\n"
 		"The table gives per cell the median MB/s and CPU s/GiB of each method, the fastest forced\n"
 		"path, the path lib:auto took (the majority of its completions' dmaio_done.path), auto/best\n"
-		"and a verdict: ok (auto >= 0.90 x best), miss (below), FAIL (below 1/1.5 of best).\n"
+		"and a verdict: ok (auto >= 0.90 x best), miss (below), FAIL (below 1/1.5 of best); a\n"
+		"\"~\" after miss or FAIL: the best path's own samples (runs and repeats) spread wider\n"
+		"than auto's gap to it (max/min above best/auto), so the cell cannot tell them apart.\n"
 		"CSV rows (test choice): size_bytes = range size, count = ranges (the buffer is size_bytes x\n"
 		"count), mode cold, x_uring_direct = x the baseline, ms_* = wall ms of one sample.\n"
 		"bench/verdict.py FILE prints the verdicts of each cell.\n");
@@ -206,7 +212,7 @@ int opts_parse(struct opts *o, int argc, char **argv)
 	       OPT_NODROP, OPT_NOVERIFY, OPT_CSV, OPT_JSON, OPT_FORMAT, OPT_PLOT, OPT_QUICK, OPT_KEEP, OPT_SAME,
 	       OPT_DIR, OPT_DEVICE, OPT_HEAP, OPT_PATH, OPT_JOBS, OPT_VERSION, OPT_RANGES, OPT_RANGES_FILE, OPT_FILES,
 	       OPT_FRAME_SIZE, OPT_FPS, OPT_FRAMES, OPT_RING, OPT_DEPTH, OPT_SEED, OPT_BASE_MEM,
-	       OPT_CHOICE_BUFS, OPT_CHOICE_RANGES, OPT_CHOICE_MIN_BYTES };
+	       OPT_CHOICE_BUFS, OPT_CHOICE_RANGES, OPT_CHOICE_MIN_BYTES, OPT_CHOICE_REPEAT };
 	static const struct option lopts[] = {
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "device", required_argument, NULL, OPT_DEVICE },
@@ -246,11 +252,12 @@ int opts_parse(struct opts *o, int argc, char **argv)
 		{ "choice-bufs", required_argument, NULL, OPT_CHOICE_BUFS },
 		{ "choice-ranges", required_argument, NULL, OPT_CHOICE_RANGES },
 		{ "choice-min-bytes", required_argument, NULL, OPT_CHOICE_MIN_BYTES },
+		{ "choice-repeat", required_argument, NULL, OPT_CHOICE_REPEAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool tests[NTESTS] = { true, true, true, false, false, false, false };
 	bool sizes_given = false, runs_given = false, sets_given = false, files_given = false;
-	bool frames_given = false, min_bytes_given = false;
+	bool frames_given = false, min_bytes_given = false, repeat_given = false;
 	char *tok, *save, term[128];
 	unsigned long v;
 	uint64_t n, size;
@@ -479,10 +486,25 @@ int opts_parse(struct opts *o, int argc, char **argv)
 				    "at most %d)\n", MAX_SIZES);
 			break;
 		case OPT_CHOICE_MIN_BYTES:
-			if (parse_size(optarg, &o->choice_min_bytes))
+			/* parse_size() refuses 0, which means one pass here */
+			if (!strcmp(optarg, "0"))
+				o->choice_min_bytes = 0;
+			else if (parse_size(optarg, &o->choice_min_bytes))
 				BAD("--choice-min-bytes takes a size (e.g. 128M, 0: one pass)\n");
 			min_bytes_given = true;
 			break;
+		case OPT_CHOICE_REPEAT: {
+			char *end;
+			long rv;
+
+			errno = 0;
+			rv = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || rv < 0 || rv > 8)
+				BAD("--choice-repeat takes 0 to 8\n");
+			o->choice_repeat = (int)rv;
+			repeat_given = true;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -544,6 +566,11 @@ int opts_parse(struct opts *o, int argc, char **argv)
 	o->choice_runs = runs_given ? o->runs : o->quick ? 1 : 3;
 	if (!min_bytes_given)
 		o->choice_min_bytes = o->quick ? 64 * MIB : 128 * MIB;
+	if (!repeat_given)
+		o->choice_repeat = 1;
+	if (o->choice_runs * (1 + o->choice_repeat) > MAX_RUNS)
+		BAD("--runs x (1 + --choice-repeat) is at most %d: the samples of one method\n",
+		    MAX_RUNS);
 	if (!o->nheaps)
 		o->nheaps = 1; /* heaps[0] NULL: the default provider */
 	o->test_io = tests[0];

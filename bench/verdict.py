@@ -16,7 +16,8 @@ dmaio-bench used to print itself:
   choice: lib:auto within 10% of the best forced path, and never 1.5x slower (issue 26; not
           printed by dmaio-bench before): each cell of --tests choice (provider x buffer x range
           size x direction) is ok (lib:auto >= 0.90x the fastest lib:PATH of the cell), miss
-          (below) or FAIL (below 1/1.5); the cell's buffer is size_bytes x count
+          (below) or FAIL (below 1/1.5), "~" added when the best path's own max/min over its
+          samples is wider than best/auto; the cell's buffer is size_bytes x count
 
 MET / MISSED by the ratio of the medians; a JSON input also gives the ratios run by run (the
 cases of a run ran next to each other). lib:auto is the first buffer's (lib:auto@PROVIDER when
@@ -241,6 +242,8 @@ def choice_targets(rows, v):
         key = (r.get("provider"), int(r["size_bytes"]), int(r["count"]), r.get("dir"))
         cells.setdefault(key, []).append(r)
     counts = {"ok": 0, "miss": 0, "FAIL": 0}
+    late = {"ok": 0, "miss": 0, "FAIL": 0}
+    noisy = 0
     worst = None
     lines = []
     for (prov, rsize, count, d), rs in cells.items():
@@ -257,17 +260,45 @@ def choice_targets(rows, v):
         x = auto["mbps_median"] / best["mbps_median"] if best["mbps_median"] > 0 else math.nan
         tag = "ok" if x >= CHOICE_OK else "miss" if x >= CHOICE_FAIL else "FAIL"
         counts[tag] += 1
+        # the fastest path's own samples (runs, --choice-repeat) spread wider than auto's gap
+        sp = best["mbps_max"] / best["mbps_min"] if best.get("runs", 1) >= 2 and \
+            best.get("mbps_min", 0) > 0 else 1.0
+        if tag != "ok" and x > 0 and sp > 1 / x:
+            tag += "~"
+            noisy += 1
         if worst is None or x < worst[0]:
             worst = (x, cell)
-        lines.append("  [%s] %s: auto %s %.0f MB/s vs best %s %.0f MB/s = %.2fx%s" %
+        # the last pair side by side (dmaio-bench's --choice-repeat: lib:auto after it has
+        # learned from every forced run of the cell), when the JSON has the samples
+        last = ""
+        ra = auto.get("per_run") or []
+        # its partner: the fastest forced path with as many samples (the one repeated beside
+        # it, unless a later sample made another the fastest)
+        partner = max((r for r in forced if len(r.get("per_run") or []) == len(ra)),
+                      key=lambda r: r["mbps_median"], default=best)
+        rb = partner.get("per_run") or []
+        if len(ra) == len(rb) >= 2 and num(rb[-1].get("mbps")) > 0:
+            lx = num(ra[-1].get("mbps")) / num(rb[-1].get("mbps"))
+            if not math.isnan(lx):
+                lt = "ok" if lx >= CHOICE_OK else "miss" if lx >= CHOICE_FAIL else "FAIL"
+                late[lt] += 1
+                last = ", last pair %.2fx" % lx
+        lines.append("  [%s] %s: auto %s %.0f MB/s vs best %s %.0f MB/s = %.2fx (best's max/min "
+                     "%.2f%s)%s" %
                      (tag, cell, auto.get("path", "-"), auto["mbps_median"],
-                      best["method"][len("lib:"):], best["mbps_median"], x, paired(auto, best)))
+                      best["method"][len("lib:"):], best["mbps_median"], x, sp, last,
+                      paired(auto, best)))
     judged = sum(counts.values())
     v.lines.append("choice of path (lib:auto against the fastest forced path of each cell; "
-                   "medians; ok >= %.2fx, miss below, FAIL below %.2fx)" % (CHOICE_OK, CHOICE_FAIL))
+                   "medians; ok >= %.2fx, miss below, FAIL below %.2fx; ~: the best path's own "
+                   "max/min is wider than best/auto)" % (CHOICE_OK, CHOICE_FAIL))
     v.lines.extend(lines)
-    detail = "%d cells: %d ok, %d miss, %d FAIL%s" % (
-        judged, counts["ok"], counts["miss"], counts["FAIL"],
+    if sum(late.values()):
+        v.lines.append("  the last sample pair of each cell alone (with dmaio-bench --choice-repeat: "
+                       "lib:auto after every forced run of the cell): %d ok, %d miss, %d FAIL" %
+                       (late["ok"], late["miss"], late["FAIL"]))
+    detail = "%d cells: %d ok, %d miss, %d FAIL (%d of them within the best's spread)%s" % (
+        judged, counts["ok"], counts["miss"], counts["FAIL"], noisy,
         "; worst %.2fx (%s)" % worst if worst else "")
     v.add("choice: lib:auto within 10% of the best forced path", judged > 0,
           judged > 0 and counts["miss"] + counts["FAIL"] == 0, detail)

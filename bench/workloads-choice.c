@@ -21,10 +21,14 @@
  * buffer serves every range size and direction of its size, and so does the baseline's
  * memory. Before the first timed run every method of every cell moves the whole buffer once
  * and every byte is checked, which also finds the paths that cannot serve; each later run
- * warms every method up on its new buffer. The methods of a cell run back to back, their order reversed every other run.
+ * warms every method up on its new buffer. The methods of a cell run back to back, their order
+ * reversed every other run; then (--choice-repeat, 1 by default) the fastest forced path so far
+ * and lib:auto run again, side by side, in turn which first.
  *
  * The verdict of a cell compares lib:auto with the fastest forced path: ok at >= 0.90x, miss
- * below, FAIL below 1/1.5. bench/verdict.py computes the same from the CSV or the JSON.
+ * below, FAIL below 1/1.5; "~" marks a miss or FAIL whose gap is inside the fastest path's own
+ * spread (its max/min over its samples). bench/verdict.py computes the same from the CSV or
+ * the JSON.
  */
 #include "bench.h"
 
@@ -961,9 +965,22 @@ void choice_info(struct bench *b)
 
 /* the cells of provider h and buffer size bi in one run: the methods back to back, their
  * order reversed every other run */
+/* the index of lib:auto among the methods, -1 when none */
+static int auto_method(const struct choice_state *c)
+{
+	int k;
+
+	for (k = 0; k < c->nm; k++)
+		if (c->m[k].path == DMAIO_PATH_AUTO)
+			return k;
+	return -1;
+}
+
+static int best_forced(const struct choice_state *c, const struct cell *cl, double *mbps);
+
 static void run_group(struct choice_state *c, int h, int bi, int run)
 {
-	int i, kk, k;
+	int i, kk, k, rp, ak = auto_method(c);
 
 	for (i = 0; i < c->ncells; i++) {
 		struct cell *cl = &c->cells[i];
@@ -974,6 +991,22 @@ static void run_group(struct choice_state *c, int h, int bi, int run)
 			k = run % 2 ? c->nm - 1 - kk : kk;
 			if (cl->res[k].state == C_OK)
 				timed(c, cl, k);
+		}
+		/* --choice-repeat: the fastest forced path so far and lib:auto again, side by side,
+		 * in turn which goes first. In a run's order lib:auto may come before the forced
+		 * runs it would learn from (or after): here it has learned from them, and the best
+		 * path's second sample says how far one sample of it can be trusted. */
+		for (rp = 0; ak >= 0 && rp < c->o->choice_repeat; rp++) {
+			double best = 0;
+			int bk = best_forced(c, cl, &best), first, second;
+
+			if (bk < 0 || cl->res[ak].state != C_OK)
+				break;
+			first = (run + rp) % 2 ? ak : bk;
+			second = first == ak ? bk : ak;
+			timed(c, cl, first);
+			if (cl->res[second].state == C_OK)
+				timed(c, cl, second);
 		}
 	}
 }
@@ -1042,6 +1075,19 @@ static const char *majority(const struct cres *rs)
 	return bp >= 0 ? dmaio_path_name((uint32_t)bp) : NULL;
 }
 
+/* max / min of a method's samples (1 with fewer than two) */
+static double spread(const struct cres *rs)
+{
+	double lo = INFINITY, hi = 0;
+	int j;
+
+	for (j = 0; j < rs->n; j++) {
+		lo = rs->mbps[j] < lo ? rs->mbps[j] : lo;
+		hi = rs->mbps[j] > hi ? rs->mbps[j] : hi;
+	}
+	return rs->n >= 2 && lo > 0 ? hi / lo : 1;
+}
+
 /* the forced method with the highest median MB/s in the cell, -1 when none served */
 static int best_forced(const struct choice_state *c, const struct cell *cl, double *mbps)
 {
@@ -1102,16 +1148,21 @@ void choice_report(struct bench *b)
 	struct choice_state *c = b->ch;
 	const struct opts *o = &b->o;
 	int sec = report_section(&b->rep, "choice"), i, k, j, nv[3] = { 0 }, nojudge = 0;
+	int nnoisy = 0;
+	bool noisy;
 	uint64_t busy[CH_MAX_METHODS] = { 0 };
 	double lo = INFINITY, hi = -INFINITY;
 
 	section_title(&b->rep, sec, "path choice: each buffer moved whole as ranges of one size, "
 		      "random order, file offset = buffer offset, one dmaio_queue of depth %u; "
-		      "reads cold, writes with their sync (dmaio_file_sync()); medians of %d runs", o->depth,
-		      o->choice_runs);
+		      "reads cold, writes with their sync (dmaio_file_sync()); medians of %d runs, each "
+		      "ending a cell with %d more pair(s) of its fastest forced path and lib:auto",
+		      o->depth, o->choice_runs, o->choice_repeat);
 	section_title(&b->rep, sec, "verdict: ok = lib:auto >= %.2fx the fastest forced path, miss "
-		      "= below, FAIL = below %.2fx (1/1.5); n/s = the forced path cannot serve "
-		      "(refused under DMAIO_RW_NO_FALLBACK), ERR = failed", CH_OK, CH_FAIL);
+		      "= below, FAIL = below %.2fx (1/1.5), ~ = the fastest path's own samples spread "
+		      "wider than lib:auto's gap to it (its max/min above best/auto); n/s = the forced "
+		      "path cannot serve (refused under DMAIO_RW_NO_FALLBACK), ERR = failed", CH_OK,
+		      CH_FAIL);
 	for (i = 0; i < c->ncells; i++) {
 		const struct cell *cl = &c->cells[i];
 		const struct cres *base = &cl->res[0];
@@ -1138,17 +1189,22 @@ void choice_report(struct bench *b)
 				nojudge++;
 				continue;
 			}
-			/* the cell's verdict rides on its lib:auto row */
+			/* the cell's verdict rides on its lib:auto row; "~": the best path's own
+			 * samples spread wider than auto's gap to it */
 			x->extra = x->mbps[0] / best;
-			x->desc = x->extra >= CH_OK ? "ok" : x->extra >= CH_FAIL ? "miss" : "FAIL";
+			noisy = x->extra < CH_OK && spread(&cl->res[bk]) > 1 / x->extra;
+			x->desc = x->extra >= CH_OK ? "ok" : x->extra >= CH_FAIL ?
+				  (noisy ? "miss~" : "miss") : (noisy ? "FAIL~" : "FAIL");
 			snprintf(x->best, sizeof(x->best), "%s",
 				 dmaio_path_name((uint32_t)c->m[bk].path));
 			nv[x->extra >= CH_OK ? 0 : x->extra >= CH_FAIL ? 1 : 2]++;
+			nnoisy += noisy;
 		}
 	}
-	report_trailer(&b->rep, "choice: %d cells judged: %d ok, %d miss, %d FAIL%s",
-		       nv[0] + nv[1] + nv[2], nv[0], nv[1], nv[2], nojudge ? "; cells without a "
-		       "lib:auto result or a forced path that served are not judged" : "");
+	report_trailer(&b->rep, "choice: %d cells judged: %d ok, %d miss, %d FAIL; of the misses "
+		       "and FAILs, %d within the best path's own spread (~)%s",
+		       nv[0] + nv[1] + nv[2], nv[0], nv[1], nv[2], nnoisy, nojudge ? "; cells "
+		       "without a lib:auto result or a forced path that served are not judged" : "");
 	if (lo <= hi)
 		report_trailer(&b->rep, "page cache before the choice runs (%s): %.2f%% to %.2f%% "
 			       "of the file resident", c->resid_how ? c->resid_how : "-", 100 * lo,

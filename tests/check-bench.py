@@ -9,6 +9,8 @@ page-cache residency before each timed run (about 0 for cold runs, all for warm 
 --jobs 2 is reported as such; the queue workloads report per-range and per-frame latency;
 cold runs fail loudly on a file system that keeps its pages (tmpfs); bench/verdict.py prints
 the target verdicts from the CSV and the JSON, and the right ones for a CSV made up here;
+the path-choice matrix measures lib:auto and the fastest forced path again side by side
+(--choice-repeat) and its verdicts follow from its numbers;
 --plot writes the format its name says (.svg an SVG, .png a PNG) and refuses a name it cannot
 honour; dmaio-bench-model's CSV and JSON too, when dmaio-load can make a model.
 Usage: check-bench.py DMAIO_BENCH SOURCE_ROOT [DMAIO_BENCH_MODEL]   (exit 0 ok, 1 failure)
@@ -343,6 +345,53 @@ else:
     print("# gnuplot not installed: the plot files themselves not checked")
 r = run(base + ["--tests", "io", "--plot", os.path.join(tmp, "r.jpg")], timeout=60)
 check("plot .jpg: refused", r.returncode == 2 and b".svg" in r.stderr, "exit %d %r" % (r.returncode, r.stderr[-300:]))
+
+# ---- the path-choice matrix: samples, the repeat pair, the verdicts ---------------------------
+if memfs:
+    print("# %s keeps its pages: the choice matrix (cold reads) not checked" % tmp)
+else:
+    cj, cc = os.path.join(tmp, "c.json"), os.path.join(tmp, "c.csv")
+    r = run([bench, "--dir", tmp, "--heap", "memfd", "--tests", "choice", "--choice-bufs", "1M",
+             "--choice-ranges", "256K", "--runs", "1", "--choice-repeat", "1", "--choice-min-bytes",
+             "0", "--csv", cc, "--json", cj])
+    check("choice: run", r.returncode == 0, "exit %d: %s" % (r.returncode, (r.stdout + r.stderr)[-600:]))
+    try:
+        with open(cj) as f:
+            cd = json.load(f)
+        c_rows, cbad = fields(cc)
+    except (OSError, ValueError) as e:
+        cd, c_rows, cbad = None, [], [e]
+    check("choice: CSV fields, JSON parses", cd is not None and not cbad, cbad[:3])
+    for d in ("read", "write"):
+        rs = [x for x in (cd or {}).get("results", []) if x.get("dir") == d and x.get("status") == "ok"]
+        auto = next((x for x in rs if x["method"] == "lib:auto"), None)
+        best = next((x for x in rs if auto and x["method"] == "lib:" + auto.get("best_forced", "?")), None)
+        others = [x for x in rs if x["method"].startswith("lib:") and x not in (auto, best)]
+        # --runs 1 --choice-repeat 1: lib:auto and the fastest forced path twice, the rest once
+        # (the pair runs the fastest after the main pass; a later sample may make another one the
+        # fastest, which then has two samples as well or is the only other one with one)
+        twice = [x["method"] for x in rs if x["method"].startswith("lib:") and x["runs"] == 2]
+        check("choice %s: lib:auto and one forced path measured twice, every other once" % d,
+              auto is not None and best is not None and auto["runs"] == 2 and
+              len(twice) == 2 and all(x["runs"] in (1, 2) for x in others),
+              [(x["method"], x["runs"]) for x in rs])
+        if auto and best:
+            x = auto["mbps_median"] / best["mbps_median"]
+            sp = best["mbps_max"] / best["mbps_min"] if best["runs"] >= 2 else 1.0
+            want = "ok" if x >= 0.90 else "miss" if x >= 1 / 1.5 else "FAIL"
+            want += "~" if want != "ok" and sp > 1 / x else ""
+            check("choice %s: the verdict from the medians and the best path's spread" % d,
+                  auto.get("verdict") == want and abs(auto["auto_over_best"] - x) < 1e-3 * x,
+                  (auto.get("verdict"), want, auto.get("auto_over_best"), x, sp))
+    rc, vo = verdicts(cj)
+    check("choice: verdict.py judges the cells, the last pair side by side",
+          rc == 0 and tag(vo, "choice: lib:auto within 10% of the best forced path") in ("MET", "MISSED")
+          and "last sample pair of each cell alone" in vo, vo[-600:])
+    r = run([bench, "--dir", tmp, "--tests", "choice", "--runs", "30", "--choice-repeat", "3"], timeout=60)
+    check("choice: --runs x (1 + --choice-repeat) above the samples a method keeps: exit 2",
+          r.returncode == 2 and b"choice-repeat" in r.stderr, (r.returncode, r.stderr[-300:]))
+    r = run([bench, "--dir", tmp, "--tests", "choice", "--choice-repeat", "9"], timeout=60)
+    check("choice: --choice-repeat 9: exit 2", r.returncode == 2, r.returncode)
 
 # ---- dmaio-bench-model -----------------------------------------------------------------------
 load = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(bench))), "examples", "dmaio-load")
