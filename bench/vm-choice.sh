@@ -75,5 +75,5 @@ if ((rc)); then
 	echo "== failed ($rc), see $out.txt and $out.log" >&2
 	exit 1
 fi
-"$root/bench/verdict.py" "$out.csv" >>"$out.txt" || true
+"$root/bench/verdict.py" "$out.json" >>"$out.txt" || true
 echo "== $out.txt" >&2
