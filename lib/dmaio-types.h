@@ -141,6 +141,8 @@ struct dmaio_cost {
 	struct dmaio_cost_params p;
 	struct dmaio_cost_cell cells[DMAIO_COST_CELLS];
 	uint32_t explore_tick;     /* auto choices made (atomic): every 16th may explore */
+	uint64_t gen;              /* samples learned (atomic): a queue's memo of its last choice
+				    * made at another count is stale (choose.c) */
 	/* writes not synced through the library yet, per file and kind (cost.c,
 	 * dmaio_cost_write_done(), dmaio_cost_learn_sync()); under the context's io_lock */
 	struct dmaio_cost_unsynced {
@@ -276,6 +278,7 @@ struct dmaio_split {
 };
 
 struct dmaio_path_ops;
+struct dmaio_choice_memo;
 
 struct dmaio_req {
 	/* the range */
@@ -320,6 +323,8 @@ struct dmaio_req {
 				    * unknown, a synchronous call, a caller that waits, a question */
 	bool bounce_cold;          /* its engine's bounce memory is not made yet: a path through it
 				    * pays for making it (queue.c sets it before a choice) */
+	struct dmaio_choice_memo *memo; /* its queue's last choice (queue.c sets it around a
+				    * choice; NULL: none kept): choose.c */
 	uint64_t area_ns, area_bytes; /* its path's begin made the engine's bounce memory (the
 				    * kernel-copy area for a revocable buffer): the time it took,
 				    * its size (the cost model learns it) */

@@ -39,6 +39,11 @@
  *   explore-settle an exploration that took 64 picks' time beyond its estimate and grant
  *                stops its kind's explorations until earned back (2048 choices); one within
  *                its grant changes nothing
+ *   choice-memo  a queue's memo of its last choice: 4096 choices of 4 KiB writes (two
+ *                alignments, a sample learned every 37) come out exactly as without it (the
+ *                path, the exploration, the estimate, its samples and age), most from the
+ *                memo; another length, alignment or buffer, a sample learned, 64 uses, a read
+ *                past the known size, a fallback: priced anew
  *   sync-learned a sync through the library is charged to the writes before it, page-cache
  *                and direct (their share of the file's dirty bytes when the kernel counts
  *                more; among kinds, by what their syncs took before), added to each kind's
@@ -1307,6 +1312,115 @@ static void t_explore_settle(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* A queue's memo of its last choice (choose.c): a request of the same kind takes its prices,
+ * and the choices, explorations and estimates come out exactly as priced anew, through learned
+ * samples; another kind (the offsets' alignment, the length, the buffer), a sample learned, a
+ * read past the known size, MEMO_USES choices: priced anew. */
+static void t_choice_memo(void **state)
+{
+	struct dmaio_ctx *ca = learning_ctx(), *cb = learning_ctx();
+	struct dmaio_buf *ba = memfd_buf(ca, 16u << 20), *bb = memfd_buf(cb, 16u << 20), *b2;
+	struct dmaio_choice_memo m;
+	struct dmaio_file fa, fb;
+	struct dmaio_req wa, wb, rd;
+	unsigned hits = 0, explored = 0;
+	uint64_t uses;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(dmaio_file_probe(ca, src_fd, false, &fa), 0);
+	assert_int_equal(dmaio_file_probe(cb, src_fd, false, &fb), 0);
+	/* two contexts taught alike: udmabuf-direct at 1.3x bounce-direct (explored 1 in 16 x its
+	 * backoff); wa chooses with a memo, wb without */
+	dmaio_q_req_init(&wa, ba, &fa, true, 0, 0, 4096, 0, 0);
+	dmaio_q_req_init(&wb, bb, &fb, true, 0, 0, 4096, 0, 0);
+	teach_pair(&wa, 1.3, 16);
+	teach_pair(&wb, 1.3, 16);
+	ca->cost.explore_tick = cb->cost.explore_tick = 0;
+	for (int i = 0; i < 4096; i++) {
+		/* offsets of two alignments (page-congruent or 512 bytes apart), in runs */
+		uint64_t off = (uint64_t)(i * 7919 % 4000) * 4096, skew = (i / 50) % 2 ? 512 : 0;
+		struct dmaio_cost_est ea, eb;
+		int ida, idb;
+
+		wa.buf_off = wb.buf_off = off + skew;
+		wa.file_off = wb.file_off = off;
+		wa.memo = &m;
+		uses = m.valid ? m.uses : UINT64_MAX;
+		ida = choose_one(&wa, DMAIO_CHOOSE_EXPLORE, &ea);
+		hits += uses != UINT64_MAX && m.valid && m.uses == uses + 1;
+		idb = choose_one(&wb, DMAIO_CHOOSE_EXPLORE, &eb);
+		if (ida != idb || ea.explored != eb.explored || ea.est_ns != eb.est_ns ||
+		    ea.key != eb.key || ea.samples != eb.samples || ea.age != eb.age)
+			fail_msg("choice %d: with the memo %s %.3f us (explored %d, %u samples, age %u),"
+				 " without %s %.3f us (%d, %u, %u)", i, dmaio_path_name((uint32_t)ida),
+				 ea.est_ns / 1e3, ea.explored, ea.samples, ea.age,
+				 dmaio_path_name((uint32_t)idb), eb.est_ns / 1e3, eb.explored,
+				 eb.samples, eb.age);
+		explored += ea.explored;
+		/* every 37th choice, both learn the same sample of what they chose */
+		if (i % 37 == 36) {
+			measure(&wa, ida, 9 + i % 5);
+			measure(&wb, idb, 9 + i % 5);
+		}
+	}
+	printf("# 4096 choices with and without the memo alike: %u from the memo, %u explored\n",
+	       hits, explored);
+	assert_true(explored > 0);
+	/* hits: all but the first of each run of one alignment, a learned sample, 64 uses */
+	assert_in_range(hits, 3000, 4000);
+	/* a hit, then each change prices anew (uses back to 0) */
+	wa.buf_off = wa.file_off = 8192;
+	choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 });
+	choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 });
+	assert_true(m.valid);
+	assert_true(m.uses >= 1);
+	wa.len = 8192; /* another length */
+	choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 });
+	assert_int_equal(m.uses, 0);
+	assert_int_equal(m.len, 8192);
+	choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 });
+	assert_int_equal(m.uses, 1);
+	measure(&wa, DMAIO_PATH_BOUNCE_DIRECT, 10); /* a sample learned */
+	choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 });
+	assert_int_equal(m.uses, 0);
+	for (unsigned i = 0; i < 64; i++)
+		choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 });
+	assert_int_equal(m.uses, 64);
+	choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 }); /* MEMO_USES: priced anew */
+	assert_int_equal(m.uses, 0);
+	/* another buffer (the same kind otherwise): priced anew */
+	b2 = memfd_buf(ca, 16u << 20);
+	wa.buf = b2;
+	choose_one(&wa, 0, &(struct dmaio_cost_est){ 0 });
+	assert_int_equal(m.uses, 0);
+	assert_int_equal(m.buf_id, b2->id);
+	/* a read past the known size: not kept; a fallback (something tried): dropped */
+	dmaio_q_req_init(&rd, ba, &fa, false, 0, FILE_SIZE - 4096, 8192, 0, 0);
+	rd.memo = &m;
+	choose_one(&rd, 0, &(struct dmaio_cost_est){ 0 });
+	assert_false(m.valid);
+	rd.len = 4096;
+	choose_one(&rd, 0, &(struct dmaio_cost_est){ 0 });
+	assert_true(m.valid);
+	{
+		struct dmaio_cost_est e;
+		const char *why;
+		int err;
+
+		rd.tried = 1u << DMAIO_PATH_UDMABUF_DIRECT;
+		assert_non_null(dmaio_choose(&rd, 0, DMAIO_CHOOSE_EXPLORE, &e, &why, &err));
+		assert_false(m.valid);
+	}
+	dmaio_buf_free(b2);
+	dmaio_file_release(&fa);
+	dmaio_file_release(&fb);
+	dmaio_buf_free(ba);
+	dmaio_buf_free(bb);
+	dmaio_ctx_free(ca);
+	dmaio_ctx_free(cb);
+}
+
 /* A queue's burst: 16 writes of 4 KiB pushed before any is submitted to a ring of 8; the
  * exploration comes at the 9th (8 queued ahead), takes the 8 requests from there, and their
  * times are learned as one sum when the last finishes. */
@@ -1844,6 +1958,7 @@ int main(void)
 		cmocka_unit_test(t_burst_learned),
 		cmocka_unit_test(t_stale_explored),
 		cmocka_unit_test(t_explore_settle),
+		cmocka_unit_test(t_choice_memo),
 		cmocka_unit_test(t_sync_learned),
 		cmocka_unit_test(t_sync_fixed),
 		cmocka_unit_test(t_sub_page),

@@ -19,6 +19,24 @@
  * (-EOPNOTSUPP for a forced path that cannot serve with DMAIO_RW_NO_FALLBACK). *why: one line
  * for the debug log. */
 #define DMAIO_CHOOSE_EXPLORE 1u /* flags: the choice may explore (a transfer, not a question) */
+/* A queue's last automatic choice, kept for its next request of the same kind (r->memo; zeroed:
+ * empty): every path's refusal or estimate, reused while every input of them is alike and the
+ * cost model has learned nothing since (choose.c, "memo"). */
+#define DMAIO_CHOOSE_SLOTS 8u
+struct dmaio_choice_memo {
+	uint64_t gen;              /* dmaio_cost_gen() when made */
+	uint64_t buf_id, file_id;  /* theirs (unique in the process: a buffer freed and another
+				    * made at its address is another) */
+	uint64_t len;              /* the rest of the range */
+	uint64_t buf_mod, file_mod; /* its buffer and file offsets modulo memo_align() */
+	unsigned flags;
+	int cached_pct;
+	bool valid, write, mapped, bounce_cold;
+	unsigned uses;             /* choices it served since made */
+	int status[DMAIO_CHOOSE_SLOTS];
+	struct dmaio_cost_est est[DMAIO_CHOOSE_SLOTS];
+	const char *why[DMAIO_CHOOSE_SLOTS];
+};
 const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, unsigned flags,
 					  struct dmaio_cost_est *est, const char **why, int *err);
 /* Every path of the table for r, as dmaio_choose() would see it (nothing marked): each one's

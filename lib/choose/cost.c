@@ -252,6 +252,7 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 					      __ATOMIC_RELAXED));
 	__atomic_store_n(&cell->last, __atomic_load_n(&c->explore_tick, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->gen, 1, __ATOMIC_RELEASE); /* estimates made before are stale */
 }
 
 /* Automatic choices made since key's ratio last learned a sample (UINT32_MAX: none). */
@@ -261,6 +262,16 @@ static uint32_t cell_age(const struct dmaio_cost *c, uint32_t key)
 	uint32_t now = __atomic_load_n(&c->explore_tick, __ATOMIC_RELAXED);
 
 	return cell ? now - __atomic_load_n(&cell->last, __ATOMIC_RELAXED) : UINT32_MAX;
+}
+
+uint32_t dmaio_cost_age(const struct dmaio_ctx *c, uint32_t key)
+{
+	return cell_age(&c->cost, key);
+}
+
+uint64_t dmaio_cost_gen(const struct dmaio_ctx *c)
+{
+	return __atomic_load_n(&c->cost.gen, __ATOMIC_ACQUIRE);
 }
 
 /* A kind's exploration budget: a cell of its own (the kind's key without a path; no path's
@@ -427,7 +438,7 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->walk_ns = (double)sh->walk * p->walk_ns;
 	/* a mapping made already is paid for; bounce memory not made yet is zeroed and faulted in
 	 * once (a write pass and a page entry per page; pinned as a registration) */
-	e->setup_ns = (double)sh->reg * p->reg_ns + (double)sh->area * area_per_byte(r);
+	e->setup_ns = (double)sh->reg * p->reg_ns + (sh->area ? (double)sh->area * area_per_byte(r) : 0);
 	if (!__atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED))
 		e->setup_ns += (double)sh->map * map_per_byte(r);
 	/* What the CPU spends, for the choice between estimates alike (choose.c): the ops and

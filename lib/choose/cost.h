@@ -40,6 +40,10 @@ struct dmaio_cost_est {
 
 /* Automatic choices of a context after which a kind's ratio not measured since is stale */
 #define DMAIO_COST_STALE 4096u
+/* Automatic choices of c since key's ratio last learned a sample (UINT32_MAX: none) */
+uint32_t dmaio_cost_age(const struct dmaio_ctx *c, uint32_t key);
+/* Samples c's model has learned so far: an estimate made at another count may be stale */
+uint64_t dmaio_cost_gen(const struct dmaio_ctx *c);
 
 /* The path a cost key is of (a key: bit 31, path << 24, then the kind of request) */
 #define DMAIO_COST_KEY_PATH(key) (((key) >> 24) & 0x7fu)

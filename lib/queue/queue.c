@@ -18,6 +18,7 @@
 struct dmaio_q {
 	struct dmaio_ctx *ctx;
 	struct dmaio_engine *e;
+	struct dmaio_choice_memo memo; /* its last automatic choice's prices (choose.c) */
 	unsigned cap;
 	struct dmaio_req *reqs;       /* cap slots */
 	struct dmaio_req *free_reqs;
@@ -458,7 +459,9 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		r->burst_room = q->depth;
 		r->burst_queued = q->started;
 		r->burst_key = q->burst.left ? q->burst.key : 0;
+		r->memo = &q->memo;
 		p = dmaio_choose(r, cached_pct, DMAIO_CHOOSE_EXPLORE, &est, &why, &err);
+		r->memo = NULL;
 		if (p && est.explored)
 			burst_join(q, r, &est);
 		else if (p && q->burst.left && !r->forced && !r->fallbacks)
