@@ -9,7 +9,8 @@
 # 6.12, "default_cma_region" on 7.3) and udmabuf; with a CMA heap the guest boots with a CMA area
 # large enough for the largest buffer (the kernel's own is 64 MiB). Under TCG --quick (1 run, the
 # same sizes) took 43 min for system,udmabuf on 6.12 here (another VM beside it for a while); the
-# default 3 runs about twice that, each more provider about half that again.
+# default 3 runs about twice that, each more provider about half that again. In session 27, the
+# three providers with --quick (1 run, --choice-repeat 1) took 23.5 min on 6.12 and 26.8 on 7.3.
 # --tcg-thread multi: one host thread per vCPU, as every result in bench/results was measured
 # (the tests run with one thread for both; tests/vm/README.md, "TCG and text patching").
 set -euo pipefail
