@@ -298,13 +298,14 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
  * memo; in our VM, whose floating point is emulated, auto spent 10-12% more CPU per GiB than
  * the same path forced at 4 KiB, and moved 0.82-0.87x its bytes: bench/RESULTS.md, C40). A
  * queue keeps its last automatic choice's prices (r->memo), and its next request takes them
- * when every input of a price is alike: the buffer and its mapping, the file, the direction, the flags, the
- * rest of the range's length and its offsets' alignment (modulo the largest alignment a path
- * splits by), the page-cache residency asked, the engine's bounce memory made or not, a read
- * within the file's known size, and no sample learned by the cost model since (each learned
- * sample counts: dmaio_cost_gen()). A refusal or fallback drops the memo (a path refused what
- * its price said it could serve), and after MEMO_USES choices it is made again whatever. The
- * pick, the exploration and the burst are decided anew for every request, from these prices. */
+ * when every input of a price is alike: the buffer and its mapping, the file, the direction,
+ * the flags, the rest of the range's length and its offsets' alignment (modulo the largest
+ * alignment a path splits by), the page-cache residency asked, the engine's bounce memory made
+ * or not, a read within the file's known size, and no sample learned by the cost model since
+ * (each learned sample counts: dmaio_cost_gen()). A refusal or fallback drops the memo (a path
+ * refused what its price said it could serve), and after MEMO_USES choices it is made again
+ * whatever. The pick, the exploration and the burst are decided anew for every request, from
+ * these prices. */
 #define MEMO_USES 64u
 
 static uint64_t memo_align(const struct dmaio_req *r)

@@ -438,7 +438,9 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->walk_ns = (double)sh->walk * p->walk_ns;
 	/* a mapping made already is paid for; bounce memory not made yet is zeroed and faulted in
 	 * once (a write pass and a page entry per page; pinned as a registration) */
-	e->setup_ns = (double)sh->reg * p->reg_ns + (sh->area ? (double)sh->area * area_per_byte(r) : 0);
+	e->setup_ns = (double)sh->reg * p->reg_ns;
+	if (sh->area)
+		e->setup_ns += (double)sh->area * area_per_byte(r);
 	if (!__atomic_load_n(&r->buf->addr, __ATOMIC_RELAXED))
 		e->setup_ns += (double)sh->map * map_per_byte(r);
 	/* What the CPU spends, for the choice between estimates alike (choose.c): the ops and
