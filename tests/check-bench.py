@@ -72,6 +72,17 @@ def is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def outputs(js, cs):
+    """a run's JSON (None when missing or not JSON), its CSV rows, what is wrong with them"""
+    try:
+        with open(js) as f:
+            doc = json.load(f)
+        rows, bad = fields(cs)
+    except (OSError, ValueError) as e:
+        return None, [], [e]
+    return doc, rows, bad
+
+
 def check_pcts(name, p):
     ok = isinstance(p, dict) and all(is_num(p.get(k)) for k in ("p50", "p90", "p99", "max"))
     return check(name, ok and 0 < p["p50"] <= p["p90"] <= p["p99"] <= p["max"], p)
@@ -273,12 +284,7 @@ qc = os.path.join(tmp, "q.csv")
 r = run([bench, "--dir", tmp, "--runs", "2", "--tests", "ranges,files,frames", "--ranges", "64x64K",
          "--files", "4x1M", "--frames", "12", "--fps", "200", "--csv", qc, "--json", qj], timeout=240)
 check("queue workloads: run", r.returncode == 0, "exit %d: %s" % (r.returncode, (r.stdout + r.stderr)[-600:]))
-try:
-    with open(qj) as f:
-        qd = json.load(f)
-    q_rows, qbad = fields(qc)
-except (OSError, ValueError) as e:
-    qd, q_rows, qbad = None, [], [e]
+qd, q_rows, qbad = outputs(qj, qc)
 check("queue workloads: CSV fields, JSON parses", qd is not None and not qbad and len(q_rows) > 1, qbad[:3])
 if qd:
     qr = [x for x in qd["results"] if x["status"] == "ok"]
@@ -355,12 +361,7 @@ else:
              "--choice-ranges", "256K", "--runs", "1", "--choice-repeat", "1", "--choice-min-bytes",
              "0", "--csv", cc, "--json", cj])
     check("choice: run", r.returncode == 0, "exit %d: %s" % (r.returncode, (r.stdout + r.stderr)[-600:]))
-    try:
-        with open(cj) as f:
-            cd = json.load(f)
-        c_rows, cbad = fields(cc)
-    except (OSError, ValueError) as e:
-        cd, c_rows, cbad = None, [], [e]
+    cd, c_rows, cbad = outputs(cj, cc)
     check("choice: CSV fields, JSON parses", cd is not None and not cbad, cbad[:3])
     for d in ("read", "write"):
         rs = [x for x in (cd or {}).get("results", []) if x.get("dir") == d and x.get("status") == "ok"]
@@ -403,12 +404,7 @@ if model_bench and os.access(load, os.X_OK):
     mj, mc = os.path.join(tmp, "m.json"), os.path.join(tmp, "m.csv")
     r = run([model_bench, "--heap", "memfd", "--runs", "2", "--csv", mc, "--json", mj] + shards)
     check("model: run", r.returncode == 0, "exit %d: %s" % (r.returncode, (r.stdout + r.stderr)[-600:]))
-    try:
-        with open(mj) as f:
-            md = json.load(f)
-        m_rows, mbad = fields(mc)
-    except (OSError, ValueError) as e:
-        md, m_rows, mbad = None, [], [e]
+    md, m_rows, mbad = outputs(mj, mc)
     check("model: CSV fields, JSON parses", md is not None and not mbad and len(m_rows) == 7, (mbad[:3], len(m_rows)))
     if md:
         meth = [x["method"] for x in md["results"]]
