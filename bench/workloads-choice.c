@@ -963,8 +963,6 @@ void choice_info(struct bench *b)
 		report_info(&b->rep, "choice: base:uring-direct SKIPPED: %s", c->ur_note);
 }
 
-/* the cells of provider h and buffer size bi in one run: the methods back to back, their
- * order reversed every other run */
 /* the index of lib:auto among the methods, -1 when none */
 static int auto_method(const struct choice_state *c)
 {
@@ -978,6 +976,8 @@ static int auto_method(const struct choice_state *c)
 
 static int best_forced(const struct choice_state *c, const struct cell *cl, double *mbps);
 
+/* the cells of provider h and buffer size bi in one run: the methods back to back, their
+ * order reversed every other run, then the --choice-repeat pairs */
 static void run_group(struct choice_state *c, int h, int bi, int run)
 {
 	int i, kk, k, rp, ak = auto_method(c);
