@@ -601,9 +601,15 @@ void dmaio_cost_learn_sync(struct dmaio_ctx *ctx, uint64_t dev, uint64_t ino, bo
 		w[i] = got[i].model_ns * (ns ? exp2(lr) : fmax(t / model, 1.0 / 64));
 		wsum += w[i];
 	}
-	for (size_t i = 0; i < n; i++)
-		cell_add(c, got[i].key | KEY_SYNCED,
-			 (float)log2(fmin(fmax(t * w[i] / wsum / got[i].model_ns, 1.0 / 64), 1024)));
+	for (size_t i = 0; i < n; i++) {
+		double x = fmin(fmax(t * w[i] / wsum / got[i].model_ns, 1.0 / 64), 1024);
+
+		DBG(ctx, "  sync share: key %08x (path %u), %llu bytes, model %.1f us: %.0f%% of %.1f us, "
+		    "x%.2f", got[i].key, DMAIO_COST_KEY_PATH(got[i].key),
+		    (unsigned long long)got[i].bytes, got[i].model_ns / 1e3, 100 * w[i] / wsum,
+		    t / 1e3, x);
+		cell_add(c, got[i].key | KEY_SYNCED, (float)log2(x));
+	}
 }
 
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns)
