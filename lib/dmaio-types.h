@@ -321,6 +321,9 @@ struct dmaio_req {
 				    * the caller does not wait on each request (an asynchronous
 				    * queue whose caller reaps without waiting, queue.c); 0:
 				    * unknown, a synchronous call, a caller that waits, a question */
+	bool beside_explored;      /* another path's explored request was in flight with it: its
+				    * time measures the mix, not its path (not learned, queue.c) */
+	bool explore_counted;      /* counted in its queue's explored requests in flight */
 	bool bounce_cold;          /* its engine's bounce memory is not made yet: a path through it
 				    * pays for making it (queue.c sets it before a choice) */
 	struct dmaio_choice_memo *memo; /* its queue's last choice (queue.c sets it around a
