@@ -15,6 +15,9 @@
  *                down from there at most 2x per request and is then chosen; other range sizes
  *                are not touched; samples of 4x and 20x in turn learn their mean (12x), not
  *                their logarithms' (8.9x)
+ *   stall        a settled ratio rises at most +12.5% a sample: a device stall's 4 samples at
+ *                100x raise 3x to under 1.61x of it (not 16x); 8 samples at 3x bring it
+ *                back; 24 at 30x take it above 20x
  *   cpu-choice   estimates within 10% (a queue busy all the time, a synchronous call): the one
  *                without the copy; within 1 + 0.1 / busy (at most 2x) for a queue busy less
  *   explore      1 choice in 16 explores a path within 1.5x with fewer samples (rarer as its
@@ -411,6 +414,54 @@ static void t_learn(void **state)
 	x = ratio_of(&small, DMAIO_PATH_UDMABUF_DIRECT, &n);
 	printf("# measured 4x and 20x in turn: ratio %.2f after %u\n", x, n);
 	assert_true(x >= 10.5 && x <= 13.5);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+/* A stall of the device holds every op in flight: a queue's 32 requests finish together, and
+ * their 4 sums of 8 measure 40-115x where the path's others measure 2-3x (our host, session
+ * 30). A settled ratio moves at most +12.5% a sample (the sample counted at 2x the ratio), so
+ * the 4 samples of one stall raise it 1.6x, not 16x; normal samples bring it back; a rise that
+ * lasts still comes through. */
+static void t_stall(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w;
+	double before, x, prev;
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4096, 0, 0);
+	for (int i = 0; i < 16; i++)
+		measure(&w, DMAIO_PATH_UDMABUF_DIRECT, 3);
+	before = ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &n);
+	assert_int_equal(n, 16);
+	assert_true(fabs(before - 3) < 0.01); /* 16 samples at 3x (times in whole ns) */
+	prev = before;
+	for (int i = 0; i < 4; i++) {
+		measure(&w, DMAIO_PATH_UDMABUF_DIRECT, 100);
+		x = ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, NULL);
+		if (x > prev * 1.125 * (1 + 1e-5))
+			fail_msg("stall sample %d: ratio %.3f after %.3f (at most +12.5%%)", i, x, prev);
+		prev = x;
+	}
+	printf("# 3x, then a stall's 4 samples at 100x: ratio %.2f\n", prev);
+	assert_true(prev > before * 1.5 && prev < before * 1.61);
+	for (int i = 0; i < 8; i++)
+		measure(&w, DMAIO_PATH_UDMABUF_DIRECT, 3);
+	x = ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, NULL);
+	printf("# 8 samples at 3x after it: ratio %.2f\n", x);
+	assert_true(x < before * 1.25);
+	/* a lasting rise: 30x for 24 samples (192 requests) */
+	for (int i = 0; i < 24; i++)
+		measure(&w, DMAIO_PATH_UDMABUF_DIRECT, 30);
+	x = ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, NULL);
+	printf("# 24 samples at 30x: ratio %.2f\n", x);
+	assert_true(x > 20 && x <= 30 * (1 + 1e-5));
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);
 	dmaio_ctx_free(c);
@@ -1955,6 +2006,7 @@ int main(void)
 		cmocka_unit_test(t_fixed),
 		cmocka_unit_test(t_walk),
 		cmocka_unit_test(t_learn),
+		cmocka_unit_test(t_stall),
 		cmocka_unit_test(t_pagecache_writes),
 		cmocka_unit_test(t_writeback),
 		cmocka_unit_test(t_pagecache_explored),

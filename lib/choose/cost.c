@@ -211,7 +211,8 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
  * learned 2x where the truth was 12x, and its siblings started from that). Every other sample
  * moves the ratio at most 2x either way, a path's first from its siblings' ratio: a request that met a
  * one-time cost (a page-cache miss the residency did not show, another process's burst) must
- * not rule a path out, since a path not chosen is never measured again. */
+ * not rule a path out, since a path not chosen is never measured again. Once a path has 8
+ * samples, one counts at most 2x its ratio (cell_add: a device's stall). */
 /* cur moved toward obs by 1/w of the way, at most 2x either way */
 static double mean_step(double cur, double obs, unsigned w)
 {
@@ -229,6 +230,17 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 	 * 0.01x against 6.5x; started from the direct writes' and moved 2x a sample, the page
 	 * cache's 512 MiB of 1 MiB writes were priced without their writeback and went 0.28x) */
 	bool first_of_kind = key == KEY_AREA(false) || key == KEY_AREA(true) || (key & KEY_SYNCED);
+	/* A settled path's sample counts at most 2x its ratio (+12.5% a sample). The device's
+	 * stalls (a journal commit, the host's writeback, a cache flush) hold every op in flight
+	 * at once: the 32 requests of a queue finish together, and their 4 sums of 8 each
+	 * measured 40-115x where the path's others measured 2-3x. Each moved the ratio 2x, so
+	 * one stall of a few milliseconds priced a path 16x dearer; in a write pass only the
+	 * direct paths meet them (a page-cache write's come in its sync, learned apart), and
+	 * our host's 4 KiB writes of a 512 MiB file from a memfd buffer, auto alone in its
+	 * process, went `buffered` and `bounce-direct` at 0.75-0.85x of `udmabuf-direct` forced
+	 * (bench/RESULTS.md, session 30). A rise that lasts still comes through: 2x in 6
+	 * samples, 10x in 20 (160 requests). Syncs and mappings are learned whole. */
+	bool winsor = (KEY_PATH_MASK & key) && !(key & KEY_SYNCED);
 
 	if (!cell)
 		return;
@@ -244,6 +256,8 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 			lr = from;
 		if (!n && first_of_kind)
 			lr = obs;
+		else if (n + 1 >= 8 && winsor)
+			lr = (float)log2(mean_step(exp2(lr), exp2(fminf(obs, lr + 1)), 8));
 		else
 			lr = (float)log2(mean_step(exp2(lr), exp2(obs), n + 1 < 8 ? n + 1 : 8));
 		memcpy(&bits, &lr, sizeof(bits));
