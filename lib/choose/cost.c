@@ -237,8 +237,8 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 	 * one stall of a few milliseconds priced a path 16x dearer; in a write pass only the
 	 * direct paths meet them (a page-cache write's come in its sync, learned apart), and
 	 * our host's 4 KiB writes of a 512 MiB file from a memfd buffer, auto alone in its
-	 * process, went `buffered` and `bounce-direct` at 0.75-0.85x of `udmabuf-direct` forced
-	 * (bench/RESULTS.md, session 30). A rise that lasts still comes through: 2x in 6
+	 * process, went `buffered` and `bounce-direct` at 0.75-0.83x of `udmabuf-direct` forced
+	 * in 5 of 6 runs (bench/RESULTS.md, session 30). A rise that lasts still comes through: 2x in 6
 	 * samples, 10x in 20 (160 requests). Syncs and mappings are learned whole. */
 	bool winsor = (KEY_PATH_MASK & key) && !(key & KEY_SYNCED);
 
