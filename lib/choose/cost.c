@@ -238,8 +238,8 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 	 * direct paths meet them (a page-cache write's come in its sync, learned apart), and
 	 * our host's 4 KiB writes of a 512 MiB file from a memfd buffer, auto alone in its
 	 * process, went `buffered` and `bounce-direct` at 0.75-0.83x of `udmabuf-direct` forced
-	 * in 5 of 6 runs (bench/RESULTS.md, session 30). A rise that lasts still comes through: 2x in 6
-	 * samples, 10x in 20 (160 requests). Syncs and mappings are learned whole. */
+	 * in 5 of 6 runs (bench/RESULTS.md, session 30). A rise that lasts still comes through:
+	 * 2x in 6 samples, 10x in 20 (160 requests). Syncs and mappings are learned whole. */
 	bool winsor = (KEY_PATH_MASK & key) && !(key & KEY_SYNCED);
 
 	if (!cell)
@@ -256,10 +256,10 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 			lr = from;
 		if (!n && first_of_kind)
 			lr = obs;
-		else if (n + 1 >= 8 && winsor)
-			lr = (float)log2(mean_step(exp2(lr), exp2(fminf(obs, lr + 1)), 8));
 		else
-			lr = (float)log2(mean_step(exp2(lr), exp2(obs), n + 1 < 8 ? n + 1 : 8));
+			lr = (float)log2(mean_step(exp2(lr),
+						   exp2(n + 1 >= 8 && winsor ? fminf(obs, lr + 1) : obs),
+						   n + 1 < 8 ? n + 1 : 8));
 		memcpy(&bits, &lr, sizeof(bits));
 		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
 	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
