@@ -146,7 +146,14 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * its grant is taken from the account too (below zero: the kind earns it back before it
  * explores again): an estimate is what the exploration is there to check, and a burst of 32
  * on a path 3-4x slower than estimated cost our VM's 64 KiB writes into a 16 MiB buffer 0.50x
- * of the best path (bench/RESULTS.md, session 25). The cadence alone let
+ * of the best path (bench/RESULTS.md, session 25). A path the kind never measured is priced
+ * at EXPLORE_FAR x the pick (its estimate is its siblings' guess, and the window it could
+ * still be explored in ends there): a 4 GiB model load's 16 MiB reads explored `buffered`
+ * (0 samples, estimated 1.3x) as a burst of 8 once that was earned, some 80 choices in; cold,
+ * they ran 14x the pick (50 ms each against 3.5), twice in a load of 1 s (two kinds, aligned
+ * and not), and the load went 0.70x of the baseline (session 30); priced at 4x, the kind
+ * earns it after 96 choices a request of the burst, and a load is not explored, 0.93-1.03x
+ * (session 31). The cadence alone let
  * a kind of few requests explore as often as a kind of many: our VM's 16 MiB buffers read as
  * one 16 MiB range a pass explored bounce-direct, measured once at 5.5x (its ratio moved 2x
  * from that sample), in one of 4 passes, and auto went at 0.44x of the best path; and a 4K
@@ -275,7 +282,12 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	cap[0] = cap[1] = est[p].est_ns * EXPLORE_FAR * b;
 	spend[0] = spend[1] = -1;
 	if (x >= 0) {
-		spend[0] = b * fmax(0, est[x].est_ns - est[p].est_ns);
+		/* a path the kind never measured is priced at the edge of the window it could
+		 * still be explored in (EXPLORE_FAR x the pick): its estimate is its siblings'
+		 * guess */
+		spend[0] = b * fmax(0, (est[x].samples ? est[x].est_ns
+					: fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR)) -
+				       est[p].est_ns);
 		spend[1] = margin_of(r) > CPU_MARGIN ? b * fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
 	}
 	if (!dmaio_cost_explore_credit(c, est[p].key, earn, cap, spend)) {
