@@ -177,10 +177,17 @@ _Static_assert(DMAIO_COST_KEY_PATH(KEY_PATH_MASK) == 0x7fu, "a cost key's path")
  * 4.4); left at 1 while its siblings learned 5-12x, every path not yet measured looked the
  * cheapest and was taken in turn, and a 4 GiB model load spread over four paths. The least:
  * a path that may be better is still tried. A page-cache write's ratio (its completion comes
- * before the storage works) teaches its siblings nothing. */
+ * before the storage works) teaches its siblings nothing. Of the siblings measured at least
+ * SIBLING_SURE times when there are any: one sample can be a mix's share. A model load's
+ * explored `bounce-direct` (a burst of three 16 MiB reads, waiting for bounce memory among
+ * `udmabuf-direct` ones) learned 11.96x from its single sum where `udmabuf-direct`, measured
+ * 14 times, stood at 19.48x; `buffered`, never measured, was priced from the 11.96x below
+ * `udmabuf-direct`, became the pick of the unaligned tensors' kind and read 87.9% of the
+ * model cold, at 0.14-0.20x of the baseline (bench/RESULTS.md, session 31). */
+#define SIBLING_SURE 3u
 static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
 {
-	bool have = false;
+	uint32_t have = 0; /* the samples behind *out, 0: none */
 
 	for (uint32_t id = 1; id < DMAIO_PATH_COUNT; id++) {
 		uint32_t n, k = (key & ~KEY_PATH_MASK) | id << KEY_PATH_SHIFT;
@@ -189,12 +196,14 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
 		if (k == key || (KEY_MODE(key) == 2 && !(key & KEY_DURABLE) && unseen_id((int)id)))
 			continue;
 		cell_get(c, k, &n, &lr);
-		if (n && (!have || lr < *out)) {
+		if (!n || (have >= SIBLING_SURE && n < SIBLING_SURE))
+			continue;
+		if (!have || (n >= SIBLING_SURE && have < SIBLING_SURE) || lr < *out) {
 			*out = lr;
-			have = true;
+			have = n;
 		}
 	}
-	return have;
+	return have != 0;
 }
 
 /* Fold one measured log2 ratio in: the mean of the first 8, then a moving average of 1/8
