@@ -285,9 +285,10 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		/* a path the kind never measured is priced at the edge of the window it could
 		 * still be explored in (EXPLORE_FAR x the pick): its estimate is its siblings'
 		 * guess */
-		spend[0] = b * fmax(0, (est[x].samples ? est[x].est_ns
-					: fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR)) -
-				       est[p].est_ns);
+		double est_x = est[x].samples ? est[x].est_ns
+					      : fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
+
+		spend[0] = b * fmax(0, est_x - est[p].est_ns);
 		spend[1] = margin_of(r) > CPU_MARGIN ? b * fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
 	}
 	if (!dmaio_cost_explore_credit(c, est[p].key, earn, cap, spend)) {
