@@ -194,6 +194,11 @@ static const struct dmaio_cost_est *est_of(const struct view *v, int path)
 	return NULL;
 }
 
+static int est_pick(const struct view *v)
+{
+	return v->ids[v->pick];
+}
+
 static void close_to(double got, double want, const char *what)
 {
 	if (fabs(got - want) > 1e-6 * fabs(want) + 1e-9)
@@ -348,8 +353,6 @@ static double ratio_of(const struct dmaio_req *r, int path, uint32_t *samples)
 		*samples = e->samples;
 	return e->ratio;
 }
-
-static int est_pick(const struct view *v);
 
 /* A path not measured yet in a kind starts from its siblings measured at least 3 times, when
  * there are any: a sibling measured once (an exploration's single sum, its share of a mix)
@@ -712,11 +715,6 @@ static void teach_pair_n(struct dmaio_req *r, double f, int nu, int more)
 static void teach_pair(struct dmaio_req *r, double f, int more)
 {
 	teach_pair_n(r, f, 64, more);
-}
-
-static int est_pick(const struct view *v)
-{
-	return v->ids[v->pick];
 }
 
 static void t_cpu_choice(void **state)
