@@ -17,7 +17,9 @@ dmaio-bench used to print itself:
           printed by dmaio-bench before): each cell of --tests choice (provider x buffer x range
           size x direction) is ok (lib:auto >= 0.90x the fastest lib:PATH of the cell), miss
           (below) or FAIL (below 1/1.5), "~" added when the best path's own max/min over its
-          samples is wider than best/auto; the cell's buffer is size_bytes x count
+          samples is wider than best/auto; the cell's buffer is size_bytes x count; from a
+          JSON, a miss also gives the share of lib:auto's bytes on the best path (at least 90%:
+          auto took that path, so the gap is not a choice of path)
 
 MET / MISSED by the ratio of the medians; a JSON input also gives the ratios run by run (the
 cases of a run ran next to each other). lib:auto is the first buffer's (lib:auto@PROVIDER when
@@ -230,6 +232,8 @@ def model_targets(rows, v):
 
 CHOICE_OK = 0.90
 CHOICE_FAIL = 1 / 1.5
+# a miss with at least this share of lib:auto's bytes on the best path is not a choice of path
+SAME_PATH = 0.90
 
 
 def choice_targets(rows, v):
@@ -243,7 +247,8 @@ def choice_targets(rows, v):
         cells.setdefault(key, []).append(r)
     counts = {"ok": 0, "miss": 0, "FAIL": 0}
     late = {"ok": 0, "miss": 0, "FAIL": 0}
-    noisy = 0
+    noisy = same = 0
+    known = False  # auto's bytes per path (a JSON)
     worst = None
     lines = []
     for (prov, rsize, count, d), rs in cells.items():
@@ -268,6 +273,17 @@ def choice_targets(rows, v):
             noisy += 1
         if worst is None or x < worst[0]:
             worst = (x, cell)
+        # how much of auto's bytes went the best path's way (a JSON has them): a cell missed
+        # with nearly all of them there is not a choice of path but the samples' spread or
+        # auto's own cost per request
+        pb = auto.get("path_bytes") or {}
+        share = ""
+        known = known or sum(pb.values()) > 0
+        if tag != "ok" and sum(pb.values()) > 0:
+            on = pb.get(best["method"][len("lib:"):], 0) / sum(pb.values())
+            share = ", %.0f%% of auto's bytes on it" % (100 * on)
+            if on >= SAME_PATH:
+                same += 1
         # the last pair side by side (dmaio-bench's --choice-repeat: lib:auto after it has
         # learned from every forced run of the cell), when the JSON has the samples
         last = ""
@@ -284,9 +300,9 @@ def choice_targets(rows, v):
                 late[lt] += 1
                 last = ", last pair %.2fx" % lx
         lines.append("  [%s] %s: auto %s %.0f MB/s vs best %s %.0f MB/s = %.2fx (best's max/min "
-                     "%.2f%s)%s" %
+                     "%.2f%s%s)%s" %
                      (tag, cell, auto.get("path", "-"), auto["mbps_median"],
-                      best["method"][len("lib:"):], best["mbps_median"], x, sp, last,
+                      best["method"][len("lib:"):], best["mbps_median"], x, sp, last, share,
                       paired(auto, best)))
     judged = sum(counts.values())
     v.lines.append("choice of path (lib:auto against the fastest forced path of each cell; "
@@ -297,8 +313,10 @@ def choice_targets(rows, v):
         v.lines.append("  the last sample pair of each cell alone (with dmaio-bench --choice-repeat: "
                        "lib:auto after every forced run of the cell): %d ok, %d miss, %d FAIL" %
                        (late["ok"], late["miss"], late["FAIL"]))
-    detail = "%d cells: %d ok, %d miss, %d FAIL (%d of them within the best's spread)%s" % (
-        judged, counts["ok"], counts["miss"], counts["FAIL"], noisy,
+    on_best = "; %d with at least %.0f%% of auto's bytes on the best path itself" % (
+        same, 100 * SAME_PATH) if known else ""
+    detail = "%d cells: %d ok, %d miss, %d FAIL (%d of them within the best's spread%s)%s" % (
+        judged, counts["ok"], counts["miss"], counts["FAIL"], noisy, on_best,
         "; worst %.2fx (%s)" % worst if worst else "")
     v.add("choice: lib:auto within 10% of the best forced path", judged > 0,
           judged > 0 and counts["miss"] + counts["FAIL"] == 0, detail)
