@@ -19,7 +19,8 @@ dmaio-bench used to print itself:
           (below) or FAIL (below 1/1.5), "~" added when the best path's own max/min over its
           samples is wider than best/auto; the cell's buffer is size_bytes x count; from a
           JSON, a miss also gives the share of lib:auto's bytes on the best path (at least 90%:
-          auto took that path, so the gap is not a choice of path)
+          auto took that path for nearly all of them: the gap is the samples' spread, auto's
+          own cost per request, or what its few other requests cost)
 
 MET / MISSED by the ratio of the medians; a JSON input also gives the ratios run by run (the
 cases of a run ran next to each other). lib:auto is the first buffer's (lib:auto@PROVIDER when
