@@ -233,7 +233,7 @@ def model_targets(rows, v):
 
 CHOICE_OK = 0.90
 CHOICE_FAIL = 1 / 1.5
-# a miss with at least this share of lib:auto's bytes on the best path is not a choice of path
+# a miss with at least this share of lib:auto's bytes on the best path: not the path it chose
 SAME_PATH = 0.90
 
 
@@ -275,13 +275,14 @@ def choice_targets(rows, v):
         if worst is None or x < worst[0]:
             worst = (x, cell)
         # how much of auto's bytes went the best path's way (a JSON has them): a cell missed
-        # with nearly all of them there is not a choice of path but the samples' spread or
-        # auto's own cost per request
+        # with nearly all of them there missed by the samples' spread or auto's own cost, not
+        # by the path it chose for most of them
         pb = auto.get("path_bytes") or {}
+        total = sum(pb.values())
         share = ""
-        known = known or sum(pb.values()) > 0
-        if tag != "ok" and sum(pb.values()) > 0:
-            on = pb.get(best["method"][len("lib:"):], 0) / sum(pb.values())
+        known = known or total > 0
+        if tag != "ok" and total > 0:
+            on = pb.get(best["method"][len("lib:"):], 0) / total
             share = ", %.0f%% of auto's bytes on it" % (100 * on)
             if on >= SAME_PATH:
                 same += 1
