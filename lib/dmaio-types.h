@@ -303,6 +303,7 @@ struct dmaio_req {
 	 * goes under; setup_ns: time the path's begin took (mapping, registration) */
 	uint32_t cost_key;
 	double cost_model_ns;
+	double cost_cpu_model_ns;  /* a path of blocking calls: the model's CPU of them (0: none) */
 	double cost_pick_ns;       /* explored: the pick's estimate, what the range would have
 				    * taken without the exploration (its overrun is paid: queue.c) */
 	bool explored;             /* the current path is an exploration: its time is learned
@@ -317,6 +318,7 @@ struct dmaio_req {
 	uint32_t burst_gen;        /* the burst this request was chosen in (queue.c); 0: none */
 	uint64_t setup_ns;
 	double svc_ns;             /* its ops' shares of the time they were in flight (queue.c) */
+	double cpu_calls_ns;       /* the CPU time its blocking calls took on their threads */
 	float busy;                /* the share of recent time its queue had ops in flight, when
 				    * the caller does not wait on each request (an asynchronous
 				    * queue whose caller reaps without waiting, queue.c); 0:

@@ -768,6 +768,146 @@ static void t_cpu_choice(void **state)
 	}
 }
 
+/* A path whose work runs in blocking calls on the worker threads (rw-file, sendfile) learns
+ * what their threads' CPU measured against the model's (KEY_CPU, dmaio_cost_learn_cpu()), and
+ * its CPU estimate is that from then on: the model sees the calls, not the kernel's work in
+ * them. A 1080p frame written from a system-heap buffer cost 12-14.5 ms of CPU through RW_FILE
+ * on our 6.12 VM and 8-11 through bounce-direct, and a queue with time to spare took RW_FILE for
+ * every frame as the one that spends the least (bench/RESULTS.md, session 32). */
+static void t_call_cpu(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	const struct dmaio_cost_est *er, *eb;
+	double call_cpu, b_cpu, b_est;
+	struct dmaio_heap h;
+	struct dmaio_buf fb;
+	struct dmaio_file f;
+	struct dmaio_req w;
+	struct view v;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	forge_heap_buf(c, &h, &fb, 3u << 20);
+	dmaio_q_req_init(&w, &fb, &f, true, 0, 0, 3u << 20, 0, 0);
+	/* buffered writes far (no sendfile: no memfd behind the buffer) */
+	for (int i = 0; i < 40; i++)
+		measure(&w, DMAIO_PATH_BUFFERED, 40);
+	/* both paths measured: rw-file 1.05x bounce-direct's estimate */
+	for (int i = 0; i < 16; i++)
+		measure(&w, DMAIO_PATH_BOUNCE_DIRECT, 10);
+	look(&w, 0, &v);
+	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	er = est_of(&v, DMAIO_PATH_RW_FILE);
+	b_est = eb->est_ns;
+	for (int i = 0; i < 16; i++)
+		measure(&w, DMAIO_PATH_RW_FILE,
+			(1.05 * b_est - er->setup_ns) / (er->ops_ns + er->bytes_ns + er->walk_ns));
+	w.busy = 0.1f; /* a frame writer's queue: a margin of 2x for the CPU */
+	look(&w, 0, &v);
+	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	er = est_of(&v, DMAIO_PATH_RW_FILE);
+	call_cpu = er->call_cpu_ns;
+	b_cpu = eb->cpu_ns;
+	printf("# 3 MiB frame writes: rw-file %.2fx bounce-direct's estimate; cpu %.1f us (calls "
+	       "%.1f) vs %.1f us: chosen %s\n", er->est_ns / eb->est_ns, er->cpu_ns / 1e3,
+	       call_cpu / 1e3, b_cpu / 1e3, dmaio_path_name((uint32_t)est_pick(&v)));
+	assert_true(fabs(er->est_ns / eb->est_ns - 1.05) < 0.01);
+	/* not measured: the model's CPU of the calls, the setup apart; no calls, none */
+	assert_true(er->calls > 0 && call_cpu > 0);
+	close_to(er->cpu_ratio, 1, "rw-file's CPU ratio, not measured");
+	assert_int_equal(er->cpu_samples, 0);
+	close_to(er->cpu_ns, call_cpu + er->setup_ns, "rw-file's cpu, not measured");
+	close_to(eb->call_cpu_ns, 0, "bounce-direct's calls' CPU");
+	assert_true(call_cpu < b_cpu); /* no copy of ours */
+	assert_int_equal(est_pick(&v), DMAIO_PATH_RW_FILE);
+	/* a fixed model learns nothing */
+	c->cost.fixed = true;
+	dmaio_cost_learn_cpu(c, er->key, 10 * call_cpu, call_cpu);
+	c->cost.fixed = false;
+	look(&w, 0, &v);
+	assert_int_equal(est_of(&v, DMAIO_PATH_RW_FILE)->cpu_samples, 0);
+	/* nothing measured, or no model: nothing learned */
+	dmaio_cost_learn_cpu(c, est_of(&v, DMAIO_PATH_RW_FILE)->key, 0, call_cpu);
+	dmaio_cost_learn_cpu(c, est_of(&v, DMAIO_PATH_RW_FILE)->key, call_cpu, 0);
+	look(&w, 0, &v);
+	assert_int_equal(est_of(&v, DMAIO_PATH_RW_FILE)->cpu_samples, 0);
+	/* the calls measured at 3x the copy bounce-direct makes: its first sample whole */
+	dmaio_cost_learn_cpu(c, est_of(&v, DMAIO_PATH_RW_FILE)->key, 3 * b_cpu, call_cpu);
+	look(&w, 0, &v);
+	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	er = est_of(&v, DMAIO_PATH_RW_FILE);
+	printf("# rw-file's calls measured at %.1f us of CPU: cpu %.1f us (x%.2f), chosen %s\n",
+	       3 * b_cpu / 1e3, er->cpu_ns / 1e3, er->cpu_ratio,
+	       dmaio_path_name((uint32_t)est_pick(&v)));
+	assert_int_equal(er->cpu_samples, 1);
+	close_to(er->cpu_ratio, 3 * b_cpu / call_cpu, "rw-file's CPU ratio");
+	close_to(er->cpu_ns, 3 * b_cpu + er->setup_ns, "rw-file's cpu, measured");
+	close_to(er->est_ns / eb->est_ns, 1.05, "the time estimates, unchanged");
+	close_to(eb->cpu_ns, b_cpu, "bounce-direct's cpu, unchanged");
+	assert_int_equal(est_pick(&v), DMAIO_PATH_BOUNCE_DIRECT);
+	/* a caller that waits: the lower estimate within 10% wins on CPU the same way */
+	w.busy = 0;
+	look(&w, 0, &v);
+	assert_int_equal(est_pick(&v), DMAIO_PATH_BOUNCE_DIRECT);
+	/* a later sample moves it part of the way (the mean of the first 8) */
+	dmaio_cost_learn_cpu(c, er->key, 0.1 * b_cpu, call_cpu);
+	look(&w, 0, &v);
+	er = est_of(&v, DMAIO_PATH_RW_FILE);
+	assert_int_equal(er->cpu_samples, 2);
+	close_to(er->cpu_ratio, (3 + 0.1) / 2 * b_cpu / call_cpu, "rw-file's CPU ratio, 2 samples");
+	dmaio_file_release(&f);
+	dmaio_ctx_free(c);
+}
+
+/* The worker threads measure their calls' CPU, and a queue learns it: sendfile's reads (splices
+ * on the worker threads) into a memfd buffer. */
+static void t_call_cpu_queue(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file *f;
+	struct dmaio_queue *q;
+	struct dmaio_file pf;
+	struct dmaio_req r;
+	struct view v;
+	const struct dmaio_cost_est *e;
+
+	(void)state;
+	assert_int_equal(dmaio_file_open(c, src_fd, 0, &f), 0);
+	assert_int_equal(dmaio_queue_new(c, 4, 0, &q), 0);
+	for (int i = 0; i < 12; i++) {
+		struct dmaio_io io = { .struct_size = sizeof(io), .op = DMAIO_OP_READ, .file = f,
+				       .file_off = (uint64_t)i << 20, .buf = b,
+				       .buf_off = (uint64_t)i << 20, .len = 1u << 20,
+				       .flags = DMAIO_RW_PATH(DMAIO_PATH_SENDFILE) |
+						DMAIO_RW_NO_FALLBACK };
+		struct dmaio_done d = { .struct_size = sizeof(d) };
+
+		assert_int_equal(dmaio_queue_submit(q, &io, 1), 1);
+		assert_int_equal(dmaio_queue_reap(q, &d, 1, 1, -1), 1);
+		assert_int_equal(d.res, 1 << 20);
+		assert_int_equal(d.path, DMAIO_PATH_SENDFILE);
+	}
+	dmaio_queue_free(q); /* what it summed is learned */
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &pf), 0);
+	dmaio_q_req_init(&r, b, &pf, false, 0, 0, 1u << 20, 0, 0);
+	look(&r, 100, &v);
+	e = est_of(&v, DMAIO_PATH_SENDFILE);
+	if (!e->cpu_samples) {
+		look(&r, 0, &v);
+		e = est_of(&v, DMAIO_PATH_SENDFILE);
+	}
+	printf("# twelve 1 MiB sendfile reads: calls' CPU x%.2f of the model (%u measured), "
+	       "cpu %.1f us\n", e->cpu_ratio, e->cpu_samples, e->cpu_ns / 1e3);
+	assert_true(e->cpu_samples >= 1);
+	assert_true(e->cpu_ratio > 1.0 / 64 && e->cpu_ratio < 1024);
+	close_to(e->cpu_ns, e->call_cpu_ns * e->cpu_ratio + e->setup_ns, "sendfile's cpu");
+	dmaio_file_close(f);
+	dmaio_file_release(&pf);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
 /* Buffer and file offsets that differ modulo the page size are a kind of their own: O_DIRECT
  * from such memory cost our host 10-40x (3 MiB writes), so what they measure must not move the
  * aligned requests' ratio, nor the reverse. */
@@ -2108,6 +2248,8 @@ int main(void)
 		cmocka_unit_test(t_writeback),
 		cmocka_unit_test(t_pagecache_explored),
 		cmocka_unit_test(t_cpu_choice),
+		cmocka_unit_test(t_call_cpu),
+		cmocka_unit_test(t_call_cpu_queue),
 		cmocka_unit_test(t_explore),
 		cmocka_unit_test(t_explored_alone),
 		cmocka_unit_test(t_explore_burst),

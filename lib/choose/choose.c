@@ -262,9 +262,10 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	}
 	/* the backoff of a candidate measured often: one that spends less CPU than the pick is
 	 * explored at the cadence (it lost the pick on time alone and saves CPU), unless its work
-	 * runs in blocking calls on the worker threads, whose CPU the model does not see (rw-file's
-	 * table walk under the buffer's lock: 17-20 CPU s/GiB at 64 KiB ranges in our VM, explored
-	 * 1 in 16 it took auto's CPU to twice either path's) */
+	 * runs in blocking calls on the worker threads, whose CPU shows only once measured, and
+	 * then with the contention of the calls in flight (rw-file's table walk under the buffer's
+	 * lock: 17-20 CPU s/GiB at 64 KiB ranges in our VM, explored 1 in 16 it took auto's CPU to
+	 * twice either path's) */
 	if (x >= 0 && (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls)) {
 		for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
 			k++;
@@ -447,9 +448,10 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, u
 			continue;
 		}
 		DBG(r->ctx, "  %s: %.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f (%u measured)"
-		    " + setup %.1f; cpu %.1f", tp->name, e[i].est_ns / 1e3, e[i].ops_ns / 1e3,
-		    e[i].bytes_ns / 1e3, e[i].walk_ns / 1e3, e[i].ratio, e[i].samples,
-		    e[i].setup_ns / 1e3, e[i].cpu_ns / 1e3);
+		    " + setup %.1f; cpu %.1f (calls' x %.2f, %u measured)", tp->name,
+		    e[i].est_ns / 1e3, e[i].ops_ns / 1e3, e[i].bytes_ns / 1e3, e[i].walk_ns / 1e3,
+		    e[i].ratio, e[i].samples, e[i].setup_ns / 1e3, e[i].cpu_ns / 1e3,
+		    e[i].cpu_ratio, e[i].cpu_samples);
 	}
 	if (first && r->memo)
 		memo_keep(r->memo, r, cached_pct, gen, status, e, w);

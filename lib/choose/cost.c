@@ -87,6 +87,14 @@ static bool sub_page(const struct dmaio_req *r)
 /* A kind of writes' share of the syncs through the library that made them durable
  * (dmaio_cost_learn_sync()), per the writes' model */
 #define KEY_SYNCED (1u << 5)
+/* A kind's CPU ratio, for a path whose work runs in blocking calls on the worker threads (the
+ * kernel's in RW_FILE, splice): their threads' CPU time in the calls, measured, over what the
+ * model says the CPU spends (dmaio_cost_learn_cpu()). The model sees the calls' entry and
+ * RW_FILE's table walk, not the kernel's own work in them: a 1080p frame written from a
+ * system-heap buffer through RW_FILE on 6.12 cost 12-14.5 ms of CPU where bounce-direct, its
+ * copy priced, cost 8-11 (bench/RESULTS.md, session 32), and a queue with time to spare took
+ * RW_FILE for every frame as the path that spends the least. */
+#define KEY_CPU (1u << 4)
 #define KEY_RANGE_SHIFT 14
 #define KEY_RANGE_MASK (7u << KEY_RANGE_SHIFT)
 #define KEY_RANGE_MAX 4u /* the last bucket of make_key's range limits */
@@ -238,7 +246,8 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 	 * flushes the device's cache, a page-cache write's writes its bytes back: on our host
 	 * 0.01x against 6.5x; started from the direct writes' and moved 2x a sample, the page
 	 * cache's 512 MiB of 1 MiB writes were priced without their writeback and went 0.28x) */
-	bool first_of_kind = key == KEY_AREA(false) || key == KEY_AREA(true) || (key & KEY_SYNCED);
+	bool first_of_kind = key == KEY_AREA(false) || key == KEY_AREA(true) ||
+			     (key & (KEY_SYNCED | KEY_CPU));
 	/* A settled path's sample counts at most 2x its ratio (+12.5% a sample). The device's
 	 * stalls (a journal commit, the host's writeback, a cache flush) hold every op in flight
 	 * at once: the 32 requests of a queue finish together, and their 4 sums of 8 each
@@ -248,12 +257,13 @@ static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 	 * our host's 4 KiB writes of a 512 MiB file from a memfd buffer, auto alone in its
 	 * process, went `buffered` and `bounce-direct` at 0.75-0.83x of `udmabuf-direct` forced
 	 * in 5 of 6 runs (bench/RESULTS.md, session 30). A rise that lasts still comes through:
-	 * 2x in 6 samples, 10x in 20 (160 requests). Syncs and mappings are learned whole. */
-	bool winsor = (KEY_PATH_MASK & key) && !(key & KEY_SYNCED);
+	 * 2x in 6 samples, 10x in 20 (160 requests). Syncs and mappings are learned whole, and
+	 * so is a CPU ratio's first sample (a thread's own CPU time: no device stalls in it). */
+	bool winsor = (KEY_PATH_MASK & key) && !(key & (KEY_SYNCED | KEY_CPU));
 
 	if (!cell)
 		return;
-	if ((KEY_PATH_MASK & key) && !(key & KEY_SYNCED))
+	if ((KEY_PATH_MASK & key) && !(key & (KEY_SYNCED | KEY_CPU)))
 		first_of_kind = !sibling_lr(c, key, &from);
 	old = __atomic_load_n(&cell->val, __ATOMIC_RELAXED);
 	do {
@@ -474,6 +484,20 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->cpu_ns = e->ops_ns + (double)(sh->copy + sh->pcache) * p->copy_ns + e->walk_ns +
 		    e->setup_ns;
 	e->key = make_key(r, path->id, mode, r->len - r->start);
+	/* a path whose work runs in blocking calls: what their threads' CPU measured (KEY_CPU),
+	 * the setup apart (the caller's) */
+	e->call_cpu_ns = sh->calls ? e->cpu_ns - e->setup_ns : 0;
+	e->cpu_ratio = 1;
+	e->cpu_samples = 0;
+	if (sh->calls && !r->ctx->cost.fixed) {
+		float clr;
+
+		cell_get(&r->ctx->cost, e->key | KEY_CPU, &e->cpu_samples, &clr);
+		if (e->cpu_samples) {
+			e->cpu_ratio = exp2(clr);
+			e->cpu_ns = e->call_cpu_ns * e->cpu_ratio + e->setup_ns;
+		}
+	}
 	e->samples = 0;
 	e->explored = false;
 	e->burst = 0;
@@ -643,6 +667,16 @@ void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, 
 		return;
 	ratio = fmin(fmax(service_ns / model_ns, 1.0 / 64), 1024);
 	cell_add(&c->cost, key, (float)log2(ratio));
+}
+
+void dmaio_cost_learn_cpu(struct dmaio_ctx *c, uint32_t key, double cpu_ns, double model_ns)
+{
+	if (c->cost.fixed || !key || model_ns <= 0 || cpu_ns <= 0)
+		return;
+	/* the model of a call is its entry alone, a few microseconds: the kernel's work in it
+	 * can be thousands of times that (a 3 MiB RW_FILE write, modelled at 6 us) */
+	cell_add(&c->cost, key | KEY_CPU,
+		 (float)log2(fmin(fmax(cpu_ns / model_ns, 1.0 / 64), 1 << 20)));
 }
 
 void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns)

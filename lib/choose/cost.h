@@ -35,6 +35,11 @@ struct dmaio_cost_est {
 				    * (UINT32_MAX: none); above DMAIO_COST_STALE, the ratio is
 				    * stale (choose.c explores it farther) */
 	uint64_t calls;            /* blocking calls on the worker threads (the shape's) */
+	double call_cpu_ns;        /* calls: the model's CPU of the calls, unscaled (what their
+				    * threads' measured CPU is learned against); 0: no calls */
+	double cpu_ratio;          /* calls: measured / modelled CPU of the calls, learned (1 when
+				    * nothing measured); cpu_ns is call_cpu_ns x cpu_ratio + setup */
+	uint32_t cpu_samples;      /* completions behind cpu_ratio */
 	double est_ns;
 };
 
@@ -72,6 +77,10 @@ void dmaio_cost_learn_area(struct dmaio_ctx *c, bool kcopy, uint64_t ns, uint64_
 /* The request finished on the path chosen for it, without fallback: service_ns is the time it
  * took, its setup excluded. Corrects the ratio of its kind. */
 void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
+/* Requests of one key whose path runs blocking calls on the worker threads: the CPU time those
+ * threads spent in their calls (cpu_ns) against the model's (model_ns: their call_cpu_ns
+ * summed). One sample of the kind's CPU ratio, which scales the path's cpu_ns from then on. */
+void dmaio_cost_learn_cpu(struct dmaio_ctx *c, uint32_t key, double cpu_ns, double model_ns);
 /* The same for several requests of one key at once: their summed time against their summed
  * model (one sample). */
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns);

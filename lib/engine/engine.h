@@ -49,6 +49,8 @@ struct dmaio_op {
 	uint32_t got;              /* bytes moved */
 	int res;                   /* 0 or -errno */
 	bool eof;                  /* a read ended at got: end of file */
+	uint64_t cpu_ns;           /* CALL: the CPU time of the thread that ran the call, in it
+				    * (the kernel's work in a blocking call: RW_FILE's, splice's) */
 	/* engine's */
 	int slot_held;             /* the registration slot this started op holds, -1 */
 	unsigned retries;

@@ -26,7 +26,11 @@ void dmaio_pool_run(struct dmaio_op *op)
 	int how;
 
 	if (op->kind == DMAIO_OPK_CALL) {
+		uint64_t c0 = dmaio_thread_cpu_ns(), c1;
+
 		op->res = op->call(op);
+		c1 = dmaio_thread_cpu_ns();
+		op->cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
 		return;
 	}
 	do {

@@ -70,6 +70,7 @@ struct dmaio_q {
 		uint32_t key;
 		unsigned n;
 		double service, model;
+		double cpu, cpu_model;  /* blocking calls: their threads' CPU, and the model's */
 	} acc[8];
 	/* An exploration's burst (choose.c, "in bursts"): the requests chosen in it are learned
 	 * as one sum when the last of them finishes (a request of an earlier burst that finishes
@@ -94,6 +95,7 @@ struct dmaio_q {
 		unsigned len;         /* requests it was chosen for */
 		double service, model;
 		double pick;          /* the pick's estimates of the learned ones */
+		double cpu, cpu_model; /* blocking calls: their threads' CPU, and the model's */
 		double granted;       /* the time the budget granted the whole burst */
 	} burst;
 };
@@ -109,10 +111,20 @@ static void learn_flush(struct dmaio_q *q, struct learn_acc *a)
 		    a->model / 1e3, a->model > 0 ? a->service / a->model : 0);
 		dmaio_cost_learn_sum(q->ctx, a->key, a->service, a->model);
 	}
+	if (a->cpu_model > 0) {
+		DBG(q->ctx, "  learned: %s, CPU in blocking calls: %.1f us measured, %.1f us "
+		    "modelled (%.2fx)", dmaio_choose_path_name(DMAIO_COST_KEY_PATH(a->key)),
+		    a->cpu / 1e3, a->cpu_model / 1e3, a->cpu / a->cpu_model);
+		dmaio_cost_learn_cpu(q->ctx, a->key, a->cpu, a->cpu_model);
+	}
 	memset(a, 0, sizeof(*a));
 }
 
-static void learn_add(struct dmaio_q *q, uint32_t key, double service, double model, bool now)
+/* A finished request's measurements, summed with others of its kind (key) until LEARN_BATCH of
+ * them (or now): its time against its model (model > 0), and the CPU its blocking calls took
+ * against the model's (cpu_model > 0). */
+static void learn_add(struct dmaio_q *q, uint32_t key, double service, double model, double cpu,
+		      double cpu_model, bool now)
 {
 	struct learn_acc *a = NULL, *full = &q->acc[0];
 
@@ -132,6 +144,8 @@ static void learn_add(struct dmaio_q *q, uint32_t key, double service, double mo
 	a->key = key;
 	a->service += service;
 	a->model += model;
+	a->cpu += cpu;
+	a->cpu_model += cpu_model;
 	if (++a->n == LEARN_BATCH || now)
 		learn_flush(q, a);
 }
@@ -158,8 +172,11 @@ static void burst_flush(struct dmaio_q *q)
 		dmaio_cost_explore_settle(q->ctx, q->burst.key, q->burst.service, q->burst.pick,
 					  q->burst.granted * q->burst.n / MAX(q->burst.len, 1u));
 	}
+	if (q->burst.cpu_model > 0)
+		dmaio_cost_learn_cpu(q->ctx, q->burst.key, q->burst.cpu, q->burst.cpu_model);
 	q->burst.n = 0;
 	q->burst.service = q->burst.model = q->burst.pick = 0;
+	q->burst.cpu = q->burst.cpu_model = 0;
 }
 
 /* No more requests are chosen in the burst; learned once its last one finishes. */
@@ -403,7 +420,7 @@ static void account(struct dmaio_req *r, uint64_t ns)
 static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t done)
 {
 	uint64_t t1 = dmaio_now_ns();
-	bool learnable;
+	bool learnable, cpu_learnable;
 
 	list_remove(&q->active, &q->active_tail, r);
 	q->started--;
@@ -444,9 +461,11 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	 * clock), without its path's setup; only a request one path served from its start, and
 	 * not the first of a queue (it meets the one-time costs: the ring's first use, worker
 	 * threads started, pages faulted) */
-	learnable = q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path && done &&
-		    !r->start && r->path_bytes[r->path->id] == done &&
-		    (r->explored || !r->beside_explored);
+	cpu_learnable = q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path &&
+			done && !r->start && r->path_bytes[r->path->id] == done;
+	learnable = cpu_learnable && (r->explored || !r->beside_explored);
+	/* the CPU its blocking calls took is its own, whatever ran beside it */
+	cpu_learnable = cpu_learnable && r->cost_cpu_model_ns > 0 && r->cpu_calls_ns > 0;
 	explore_uncount(q, r);
 	if (r->burst_gen && r->burst_gen == q->burst.gen) { /* of the burst under way */
 		if (learnable) {
@@ -455,10 +474,16 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 			q->burst.model += r->cost_model_ns;
 			q->burst.pick += r->cost_pick_ns;
 		}
+		if (cpu_learnable) {
+			q->burst.cpu += r->cpu_calls_ns;
+			q->burst.cpu_model += r->cost_cpu_model_ns;
+		}
 		if (!--q->burst.open && !q->burst.left)
 			burst_flush(q);
-	} else if (learnable) { /* an earlier burst's: alone */
-		learn_add(q, r->cost_key, r->svc_ns, r->cost_model_ns, r->burst_gen != 0);
+	} else if (learnable || cpu_learnable) { /* an earlier burst's: alone */
+		learn_add(q, r->cost_key, learnable ? r->svc_ns : 0, learnable ? r->cost_model_ns : 0,
+			  cpu_learnable ? r->cpu_calls_ns : 0,
+			  cpu_learnable ? r->cost_cpu_model_ns : 0, r->burst_gen != 0);
 	}
 	if (!q->active) { /* idle: a long sum is a sample now, and a burst ends */
 		for (size_t i = 0; i < ARRAY_SIZE(q->acc); i++)
@@ -504,6 +529,7 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		    why ? why : "");
 		r->cost_key = est.key;
 		r->cost_model_ns = est.ops_ns + est.bytes_ns + est.walk_ns;
+		r->cost_cpu_model_ns = est.call_cpu_ns;
 		r->cost_pick_ns = est.pick_ns;
 		r->explored = est.explored;
 		explore_uncount(q, r); /* a refusal's fallback: chosen anew */
@@ -647,6 +673,8 @@ static void op_done(struct dmaio_q *q, struct dmaio_op *op)
 	clock_advance(q, dmaio_now_ns());
 	q->nops--;
 	r->svc_ns += q->vclock - op->svc_v0;
+	if (op->kind == DMAIO_OPK_CALL)
+		r->cpu_calls_ns += (double)op->cpu_ns;
 	if (r->path->finish) {
 		uint64_t t0 = dmaio_now_ns();
 
@@ -709,6 +737,7 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 
 	r->t0 = dmaio_now_ns();
 	r->svc_ns = 0;
+	r->cpu_calls_ns = 0;
 	if (q->cap) {
 		clock_advance(q, r->t0);
 		if (q->win_t0 && r->t0 > q->win_t0)

@@ -35,6 +35,7 @@ int sys_pwrite_full(int fd, const char *buf, size_t n, uint64_t off, size_t *mov
 
 /* utilities */
 uint64_t dmaio_now_ns(void);
+uint64_t dmaio_thread_cpu_ns(void); /* the calling thread's CPU time so far; 0: unknown */
 long dmaio_page_size(void);
 unsigned dmaio_fork_generation(void); /* changes in a child after fork() */
 uint32_t dmaio_huge_page_size(void);
