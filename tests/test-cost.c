@@ -1470,6 +1470,79 @@ static void t_explore_burst(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* A path is explored for what it would cost once its one-time setup is paid: our 6.12 VM's
+ * 1080p frames from a system-heap buffer priced bounce-direct, never measured, at 1.56x rw-file
+ * with the engine's bounce memory still to make (5.2 ms of its 25.8), never explored it, and
+ * wrote every frame through rw-file at twice bounce-direct's time and CPU (session 33). */
+static void t_explore_setup(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	const struct dmaio_cost_est *er, *eb;
+	double est_warm, est_rw, area0, prior, want;
+	unsigned first = 0, n = 0;
+	struct dmaio_heap h;
+	struct dmaio_buf fb;
+	struct dmaio_file f;
+	struct dmaio_req w;
+	struct view v;
+
+	(void)state;
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	forge_heap_buf(c, &h, &fb, 3u << 20);
+	dmaio_q_req_init(&w, &fb, &f, true, 0, 0, 3u << 20, 0, 0);
+	for (int i = 0; i < 40; i++)
+		measure(&w, DMAIO_PATH_BUFFERED, 40);
+	for (int i = 0; i < 16; i++)
+		measure(&w, DMAIO_PATH_RW_FILE, 10);
+	look(&w, 0, &v);
+	er = est_of(&v, DMAIO_PATH_RW_FILE);
+	/* its calls measured at 3x the CPU of bounce-direct's copy: bounce-direct spends less */
+	dmaio_cost_learn_cpu(c, er->key, 3 * est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->cpu_ns,
+			     er->call_cpu_ns);
+	look(&w, 0, &v);
+	est_rw = est_of(&v, DMAIO_PATH_RW_FILE)->est_ns;
+	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	est_warm = eb->est_ns;
+	assert_int_equal(eb->samples, 0);
+	/* the engine's bounce memory still to make: its making priced at 2x rw-file in all */
+	w.bounce_cold = true;
+	look(&w, 0, &v);
+	area0 = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->est_ns - est_warm;
+	assert_true(area0 > 0);
+	prior = c->cost.p.copy_ns + c->cost.p.map_memfd_ns + c->cost.p.reg_ns;
+	want = 2 * est_rw - est_warm;
+	dmaio_cost_learn_area(c, false, (uint64_t)(want / area0 * prior * (16u << 20)), 16u << 20);
+	look(&w, 0, &v);
+	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	printf("# 3 MiB writes, rw-file picked at %.1f us: bounce-direct never measured, %.2fx "
+	       "with its bounce memory to make, %.2fx once made\n", est_rw / 1e3,
+	       eb->est_ns / est_rw, (eb->est_ns - eb->setup_ns) / est_rw);
+	assert_int_equal(est_pick(&v), DMAIO_PATH_RW_FILE);
+	assert_true(eb->est_ns / est_rw > 1.9);
+	assert_true((eb->est_ns - eb->setup_ns) / est_rw < 1.5);
+	assert_true(eb->cpu_ns - eb->setup_ns < est_of(&v, DMAIO_PATH_RW_FILE)->cpu_ns);
+	c->cost.explore_tick = 0;
+	for (unsigned i = 1; i <= 512 && !first; i++) {
+		struct dmaio_cost_est e;
+		int id = choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e);
+
+		if (e.explored) {
+			first = i;
+			n = (unsigned)id;
+		}
+	}
+	printf("# the first exploration at choice %u: %s\n", first,
+	       first ? dmaio_path_name(n) : "none");
+	assert_true(first > 0);
+	assert_int_equal(n, DMAIO_PATH_BOUNCE_DIRECT);
+	/* its price: a path never measured is priced at 4x the pick (the edge of the window it
+	 * could be explored in), 3 picks' time earned at 1/32 of the pick a choice, then the
+	 * cadence of 1 in 16 */
+	assert_true(first >= 3 * 32 && first <= 3 * 32 + 2 * 16);
+	dmaio_file_release(&f);
+	dmaio_ctx_free(c);
+}
+
 /* A path the kind never measured is priced, for the exploration budget, at the edge of the
  * window it could still be explored in (4x the pick): its estimate is its siblings' guess. A
  * model load's 16 MiB reads explored `buffered` as a burst of 8 once its siblings' 1.3x was
@@ -2250,6 +2323,7 @@ int main(void)
 		cmocka_unit_test(t_cpu_choice),
 		cmocka_unit_test(t_call_cpu),
 		cmocka_unit_test(t_call_cpu_queue),
+		cmocka_unit_test(t_explore_setup),
 		cmocka_unit_test(t_explore),
 		cmocka_unit_test(t_explored_alone),
 		cmocka_unit_test(t_explore_burst),

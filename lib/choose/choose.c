@@ -231,6 +231,18 @@ static bool explore_first(const struct dmaio_cost_est *a, const struct dmaio_cos
 	return fa ? a->samples < b->samples : a->age > b->age;
 }
 
+/* An estimate, and its CPU, without the one-time setup in it (what the path's later requests
+ * will be priced at once its first one paid it) */
+static double steady_est(const struct dmaio_cost_est *e)
+{
+	return e->est_ns - e->setup_ns;
+}
+
+static double steady_cpu(const struct dmaio_cost_est *e)
+{
+	return e->cpu_ns - e->setup_ns;
+}
+
 static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
 		   size_t n, int p, unsigned *burst, double *granted)
 {
@@ -255,9 +267,17 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 					 est[i].age > DMAIO_COST_STALE) ? EXPLORE_FAR : EXPLORE_MARGIN;
 		/* what would become the pick, were its estimate that far off: one that spends less
 		 * CPU, within the pick's margin of it; one that spends more, only below the pick
-		 * by the margin (the caller with time to spare would not take it otherwise) */
-		far = est[i].cpu_ns < est[p].cpu_ns ? fmax(far, margin_of(r)) : far / margin_of(r);
-		if (est[i].est_ns <= est[p].est_ns * far && (x < 0 || explore_first(&est[i], &est[x])))
+		 * by the margin (the caller with time to spare would not take it otherwise). Both
+		 * once its one-time setup is paid (the engine's bounce memory, the buffer's mapping
+		 * or registration, made by its first request and never again): our 6.12 VM's
+		 * 1080p frames from a system-heap buffer, never through bounce-direct, priced it at
+		 * 25.8 ms, 5.2 of them the bounce memory to make, against rw-file's 16.5, and
+		 * never explored it (1.56x); forced, it wrote the frames in 6.3-8 ms to rw-file's
+		 * 12.8, with half its CPU (bench/RESULTS.md, session 33) */
+		far = steady_cpu(&est[i]) < steady_cpu(&est[p]) ? fmax(far, margin_of(r))
+								   : far / margin_of(r);
+		if (steady_est(&est[i]) <= est[p].est_ns * far &&
+		    (x < 0 || explore_first(&est[i], &est[x])))
 			x = (int)i;
 	}
 	/* the backoff of a candidate measured often: one that spends less CPU than the pick is
