@@ -485,8 +485,13 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 		    e->setup_ns;
 	e->key = make_key(r, path->id, mode, r->len - r->start);
 	/* a path whose work runs in blocking calls: what their threads' CPU measured (KEY_CPU),
-	 * the setup apart (the caller's) */
-	e->call_cpu_ns = sh->calls ? e->cpu_ns - e->setup_ns : 0;
+	 * the setup apart (the caller's). The base it is learned against counts the bytes the
+	 * calls move as a copy each: the kernel's work goes with them, and a ratio to the calls'
+	 * entries and walks alone swung with how a range split (1080p frames through RW_FILE:
+	 * modelled at 27.5-46.9 us a frame by their edges, measured at 3.7-4.7 ms, and the mean
+	 * of those ratios priced a frame at 18.8 ms; bench/RESULTS.md, session 33). */
+	e->call_cpu_ns = sh->calls ? e->cpu_ns - e->setup_ns +
+					     (double)(r->len - r->start) * p->copy_ns : 0;
 	e->cpu_ratio = 1;
 	e->cpu_samples = 0;
 	if (sh->calls && !r->ctx->cost.fixed) {

@@ -35,10 +35,11 @@ struct dmaio_cost_est {
 				    * (UINT32_MAX: none); above DMAIO_COST_STALE, the ratio is
 				    * stale (choose.c explores it farther) */
 	uint64_t calls;            /* blocking calls on the worker threads (the shape's) */
-	double call_cpu_ns;        /* calls: the model's CPU of the calls, unscaled (what their
-				    * threads' measured CPU is learned against); 0: no calls */
-	double cpu_ratio;          /* calls: measured / modelled CPU of the calls, learned (1 when
-				    * nothing measured); cpu_ns is call_cpu_ns x cpu_ratio + setup */
+	double call_cpu_ns;        /* calls: the base their threads' measured CPU is learned
+				    * against: the model's CPU of the calls, and the bytes they move
+				    * priced as a copy; 0: no calls */
+	double cpu_ratio;          /* calls: measured CPU / call_cpu_ns, learned (1 when nothing
+				    * measured); measured, cpu_ns is call_cpu_ns x cpu_ratio + setup */
 	uint32_t cpu_samples;      /* completions behind cpu_ratio */
 	double est_ns;
 };
