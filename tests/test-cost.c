@@ -768,6 +768,19 @@ static void t_cpu_choice(void **state)
 	}
 }
 
+/* w: a 3 MiB write (a 1080p frame) from a forged 3 MiB heap buffer whose exporter has RW_FILE,
+ * to src_fd (probed into f), its buffered writes measured far (no sendfile: no memfd behind
+ * the buffer) */
+static void frame_writes(struct dmaio_ctx *c, struct dmaio_heap *h, struct dmaio_buf *fb,
+			 struct dmaio_file *f, struct dmaio_req *w)
+{
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, f), 0);
+	forge_heap_buf(c, h, fb, 3u << 20);
+	dmaio_q_req_init(w, fb, f, true, 0, 0, 3u << 20, 0, 0);
+	for (int i = 0; i < 40; i++)
+		measure(w, DMAIO_PATH_BUFFERED, 40);
+}
+
 /* A path whose work runs in blocking calls on the worker threads (rw-file, sendfile) learns
  * what their threads' CPU measured against the model's (KEY_CPU, dmaio_cost_learn_cpu()), and
  * its CPU estimate is that from then on: the model sees the calls, not the kernel's work in
@@ -786,12 +799,7 @@ static void t_call_cpu(void **state)
 	struct view v;
 
 	(void)state;
-	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
-	forge_heap_buf(c, &h, &fb, 3u << 20);
-	dmaio_q_req_init(&w, &fb, &f, true, 0, 0, 3u << 20, 0, 0);
-	/* buffered writes far (no sendfile: no memfd behind the buffer) */
-	for (int i = 0; i < 40; i++)
-		measure(&w, DMAIO_PATH_BUFFERED, 40);
+	frame_writes(c, &h, &fb, &f, &w);
 	/* both paths measured: rw-file 1.05x bounce-direct's estimate */
 	for (int i = 0; i < 16; i++)
 		measure(&w, DMAIO_PATH_BOUNCE_DIRECT, 10);
@@ -1489,11 +1497,7 @@ static void t_explore_setup(void **state)
 	struct view v;
 
 	(void)state;
-	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
-	forge_heap_buf(c, &h, &fb, 3u << 20);
-	dmaio_q_req_init(&w, &fb, &f, true, 0, 0, 3u << 20, 0, 0);
-	for (int i = 0; i < 40; i++)
-		measure(&w, DMAIO_PATH_BUFFERED, 40);
+	frame_writes(c, &h, &fb, &f, &w);
 	for (int i = 0; i < 16; i++)
 		measure(&w, DMAIO_PATH_RW_FILE, 10);
 	look(&w, 0, &v);
