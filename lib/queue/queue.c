@@ -105,10 +105,10 @@ struct dmaio_q {
 
 static void learn_flush(struct dmaio_q *q, struct learn_acc *a)
 {
-	if (a->n) {
+	if (a->model > 0) { /* (requests that taught only their calls' CPU add no time) */
 		DBG(q->ctx, "  learned: %s, %u requests: %.1f us measured, %.1f us modelled (%.2fx)",
 		    dmaio_choose_path_name(DMAIO_COST_KEY_PATH(a->key)), a->n, a->service / 1e3,
-		    a->model / 1e3, a->model > 0 ? a->service / a->model : 0);
+		    a->model / 1e3, a->service / a->model);
 		dmaio_cost_learn_sum(q->ctx, a->key, a->service, a->model);
 	}
 	if (a->cpu_model > 0) {
@@ -420,7 +420,7 @@ static void account(struct dmaio_req *r, uint64_t ns)
 static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t done)
 {
 	uint64_t t1 = dmaio_now_ns();
-	bool learnable, cpu_learnable;
+	bool one_path, learnable, cpu_learnable;
 
 	list_remove(&q->active, &q->active_tail, r);
 	q->started--;
@@ -461,11 +461,11 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	 * clock), without its path's setup; only a request one path served from its start, and
 	 * not the first of a queue (it meets the one-time costs: the ring's first use, worker
 	 * threads started, pages faulted) */
-	cpu_learnable = q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path &&
-			done && !r->start && r->path_bytes[r->path->id] == done;
-	learnable = cpu_learnable && (r->explored || !r->beside_explored);
+	one_path = q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path && done &&
+		   !r->start && r->path_bytes[r->path->id] == done;
+	learnable = one_path && (r->explored || !r->beside_explored);
 	/* the CPU its blocking calls took is its own, whatever ran beside it */
-	cpu_learnable = cpu_learnable && r->cost_cpu_model_ns > 0 && r->cpu_calls_ns > 0;
+	cpu_learnable = one_path && r->cost_cpu_model_ns > 0 && r->cpu_calls_ns > 0;
 	explore_uncount(q, r);
 	if (r->burst_gen && r->burst_gen == q->burst.gen) { /* of the burst under way */
 		if (learnable) {

@@ -263,21 +263,24 @@ unsigned dmaio_fork_generation(void)
 	return __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 }
 
-uint64_t dmaio_now_ns(void)
+/* clock's time in nanoseconds; 0 when it cannot be read */
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(clock, &ts))
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t dmaio_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t dmaio_thread_cpu_ns(void)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 long dmaio_page_size(void)
