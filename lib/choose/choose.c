@@ -305,9 +305,17 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	if (x >= 0) {
 		/* a path the kind never measured is priced at the edge of the window it could
 		 * still be explored in (EXPLORE_FAR x the pick): its estimate is its siblings'
-		 * guess */
+		 * guess. Unless it spends less CPU than the pick once its setup is paid: then at
+		 * that steady estimate, for it saves on every request after (the setup it pays
+		 * once is taken from the account when it is learned, with any time beyond). At
+		 * 4x, our 6.12 VM's 1080p frame writer sent its first 96-100 frames of each
+		 * context through rw-file (17 ms of CPU a frame) before it tried bounce-direct
+		 * (8.9 ms), 1.19-1.42x of bounce-direct forced (bench/RESULTS.md, session 33);
+		 * the model load's cold `buffered` (session 31) spends more CPU than its pick */
 		double est_x = est[x].samples ? est[x].est_ns
-					      : fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
+			       : steady_cpu(&est[x]) < steady_cpu(&est[p])
+				       ? steady_est(&est[x])
+				       : fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
 
 		spend[0] = b * fmax(0, est_x - est[p].est_ns);
 		spend[1] = margin_of(r) > CPU_MARGIN ? b * fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
