@@ -243,6 +243,14 @@ static double steady_cpu(const struct dmaio_cost_est *e)
 	return e->cpu_ns - e->setup_ns;
 }
 
+/* A path the kind never measured that spends less CPU than the pick once its setup is paid,
+ * where that CPU is known: a path of blocking calls (rw-file, sendfile) shows its CPU only once
+ * its calls are measured, and modelled it is their entries alone, a few microseconds. */
+static bool new_saver(const struct dmaio_cost_est *x, const struct dmaio_cost_est *p)
+{
+	return !x->samples && (!x->calls || x->cpu_samples) && steady_cpu(x) < steady_cpu(p);
+}
+
 static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
 		   size_t n, int p, unsigned *burst, double *granted)
 {
@@ -250,6 +258,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	uint32_t tick, every;
 	unsigned k = 0, b = burst_len(r, &est[p]);
 	double earn[2], cap[2], spend[2];
+	bool overdraw = false;
 	int x = -1;
 
 	*burst = 0;
@@ -258,11 +267,13 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		return p;
 	tick = __atomic_add_fetch(&c->cost.explore_tick, 1, __ATOMIC_RELAXED);
 	every = EXPLORE_EVERY * b; /* the queue's depth of the pick's requests */
-	for (size_t i = 0; i < n && !(tick % every); i++) {
+	for (size_t i = 0; i < n; i++) {
 		double far;
 
 		if ((int)i == p || status[i])
 			continue; /* the pick, or a path that cannot serve (no estimate made) */
+		if (tick % every && !new_saver(&est[i], &est[p]))
+			continue; /* not at the cadence: only a path new to the kind that saves CPU */
 		far = est[i].samples && (est[i].samples < EXPLORE_FEW ||
 					 est[i].age > DMAIO_COST_STALE) ? EXPLORE_FAR : EXPLORE_MARGIN;
 		/* what would become the pick, were its estimate that far off: one that spends less
@@ -296,8 +307,10 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	 * spends the time it is estimated to add, and for a queue with time to spare (its
 	 * margin wider than the waiting caller's) the CPU; a burst, its requests' (the credit
 	 * kept up to a burst's worth of EXPLORE_FAR picks each) */
-	if (x >= 0)
+	if (x >= 0) {
 		b = burst_len(r, &est[x]);
+		overdraw = new_saver(&est[x], &est[p]);
+	}
 	earn[0] = est[p].est_ns * EXPLORE_SHARE;
 	earn[1] = est[p].cpu_ns * EXPLORE_SHARE;
 	cap[0] = cap[1] = est[p].est_ns * EXPLORE_FAR * b;
@@ -305,22 +318,23 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	if (x >= 0) {
 		/* a path the kind never measured is priced at the edge of the window it could
 		 * still be explored in (EXPLORE_FAR x the pick): its estimate is its siblings'
-		 * guess. Unless it spends less CPU than the pick once its setup is paid: then at
-		 * that steady estimate, for it saves on every request after (the setup it pays
-		 * once is taken from the account when it is learned, with any time beyond). At
-		 * 4x, our 6.12 VM's 1080p frame writer sent its first 96-100 frames of each
-		 * context through rw-file (17 ms of CPU a frame) before it tried bounce-direct
-		 * (8.9 ms), 1.19-1.42x of bounce-direct forced (bench/RESULTS.md, session 33);
-		 * the model load's cold `buffered` (session 31) spends more CPU than its pick */
+		 * guess. Not one that saves CPU (new_saver): it is explored at the kind's first
+		 * choice, whatever the cadence, at its steady estimate and on credit (the account
+		 * not below zero, the spend may take it there), for it saves on every request after
+		 * (the setup it pays once, and any time beyond, are taken from the account when it
+		 * is learned). Priced at 4x and at the cadence, our 6.12 VM's 1080p frame writer
+		 * sent its first 96-100 frames of each context through rw-file (17 ms of CPU a
+		 * frame) before it tried bounce-direct (8.9 ms), 1.19-1.42x of bounce-direct
+		 * forced (bench/RESULTS.md, session 33); the model load's cold `buffered`
+		 * (session 31) spends more CPU than its pick */
 		double est_x = est[x].samples ? est[x].est_ns
-			       : steady_cpu(&est[x]) < steady_cpu(&est[p])
-				       ? steady_est(&est[x])
-				       : fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
+			       : overdraw ? steady_est(&est[x])
+					  : fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
 
 		spend[0] = b * fmax(0, est_x - est[p].est_ns);
 		spend[1] = margin_of(r) > CPU_MARGIN ? b * fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
 	}
-	if (!dmaio_cost_explore_credit(c, est[p].key, earn, cap, spend)) {
+	if (!dmaio_cost_explore_credit(c, est[p].key, earn, cap, spend, overdraw)) {
 		if (x >= 0)
 			DBG(c, "  %s: not explored (%u measured; %.1f us more time, %.1f us more "
 			    "CPU than %s): over the kind's budget", path_table[x]->name,

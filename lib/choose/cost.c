@@ -311,7 +311,7 @@ uint64_t dmaio_cost_gen(const struct dmaio_ctx *c)
  * ratio is kept under path 0 outside the setup mode), its two credits in nanoseconds as two
  * floats: time (the high half), CPU (the low half). */
 bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, const double earn_ns[2],
-			       const double cap_ns[2], const double spend_ns[2])
+			       const double cap_ns[2], const double spend_ns[2], bool overdraw)
 {
 	struct dmaio_cost_cell *cell = cell_find(&c->cost, key & ~KEY_PATH_MASK, true);
 	uint64_t old, nv;
@@ -329,7 +329,8 @@ bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, const double e
 			memcpy(&credit[i], &bits[i], sizeof(credit[i]));
 			credit[i] = (float)fmin((double)credit[i] + earn_ns[i],
 						fmax(cap_ns[i], (double)credit[i]));
-			granted &= spend_ns[i] >= 0 && spend_ns[i] <= credit[i];
+			granted &= spend_ns[i] >= 0 &&
+				   (overdraw ? credit[i] >= 0 : spend_ns[i] <= credit[i]);
 		}
 		for (int i = 0; i < 2; i++) {
 			if (granted)

@@ -102,9 +102,11 @@ void dmaio_cost_learn_sync(struct dmaio_ctx *c, uint64_t dev, uint64_t ino, bool
 /* A kind's exploration budget (the kind of cost key, whatever its path), two accounts: [0]
  * time, [1] CPU. earn_ns credited to each (up to cap_ns: a credit above it is kept, not
  * raised), then spend_ns taken from both when both credits cover it (spend_ns < 0: nothing
- * asked). True when the spend was granted. Not learned: an account of what the choice spent. */
+ * asked); with overdraw, when both credits are not below zero (the spend may take them below:
+ * the kind earns it back before it is granted again). True when the spend was granted. Not
+ * learned: an account of what the choice spent. */
 bool dmaio_cost_explore_credit(struct dmaio_ctx *c, uint32_t key, const double earn_ns[2],
-			       const double cap_ns[2], const double spend_ns[2]);
+			       const double cap_ns[2], const double spend_ns[2], bool overdraw);
 
 /* An exploration finished: requests of key's kind took service_ns where the pick was estimated
  * at pick_ns for them, and the budget had granted granted_ns for the difference. What it took
