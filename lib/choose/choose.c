@@ -243,12 +243,24 @@ static double steady_cpu(const struct dmaio_cost_est *e)
 	return e->cpu_ns - e->setup_ns;
 }
 
-/* A path the kind never measured that spends less CPU than the pick once its setup is paid,
- * where that CPU is known: a path of blocking calls (rw-file, sendfile) shows its CPU only once
- * its calls are measured, and modelled it is their entries alone, a few microseconds. */
-static bool new_saver(const struct dmaio_cost_est *x, const struct dmaio_cost_est *p)
+/* A path explored at the kind's first choice, off the cadence and on credit (a saver): one
+ * that would be the pick were its one-time setup paid (by the pick's rule), or one the kind never measured that spends less CPU than the pick
+ * once set up. Its CPU must be known: a path of blocking calls (rw-file, sendfile) shows its
+ * CPU only once its calls are measured, and modelled it is their entries alone, a few
+ * microseconds. A queue's engine makes its own bounce memory: our 6.12 VM's frame writer
+ * (bench/RESULTS.md, session 34) had bounce-direct measured at 0.5x of its model, 6.3 ms a
+ * frame, and a new queue priced it at 11.6 with the memory to make, so its skewed frames went
+ * `buffered` (8-10 ms) for a whole pass, 15 ms of CPU a frame against 11. */
+static bool saver(const struct dmaio_req *r, const struct dmaio_cost_est *x,
+		  const struct dmaio_cost_est *p)
 {
-	return !x->samples && (!x->calls || x->cpu_samples) && steady_cpu(x) < steady_cpu(p);
+	double sx = steady_est(x), sp = steady_est(p);
+	bool less_cpu = (!x->calls || x->cpu_samples) && steady_cpu(x) < steady_cpu(p);
+
+	if (!x->samples)
+		return less_cpu;
+	/* the pick's rule (pick()): the least CPU within the margin of the lowest estimate */
+	return x->setup_ns > 0 && (less_cpu ? sx <= sp * margin_of(r) : sx * margin_of(r) < sp);
 }
 
 static int explore(const struct dmaio_req *r, const int *status, const struct dmaio_cost_est *est,
@@ -272,8 +284,8 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 
 		if ((int)i == p || status[i])
 			continue; /* the pick, or a path that cannot serve (no estimate made) */
-		if (tick % every && !new_saver(&est[i], &est[p]))
-			continue; /* not at the cadence: only a path new to the kind that saves CPU */
+		if (tick % every && !saver(r, &est[i], &est[p]))
+			continue; /* not at the cadence: only a saver */
 		far = est[i].samples && (est[i].samples < EXPLORE_FEW ||
 					 est[i].age > DMAIO_COST_STALE) ? EXPLORE_FAR : EXPLORE_MARGIN;
 		/* what would become the pick, were its estimate that far off: one that spends less
@@ -297,7 +309,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	 * then with the contention of the calls in flight (rw-file's table walk under the buffer's
 	 * lock: 17-20 CPU s/GiB at 64 KiB ranges in our VM, explored 1 in 16 it took auto's CPU to
 	 * twice either path's) */
-	if (x >= 0 && (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls)) {
+	if (x >= 0 && !saver(r, &est[x], &est[p]) && (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls)) {
 		for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
 			k++;
 		if ((tick / every) % (1u << k))
@@ -309,7 +321,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	 * kept up to a burst's worth of EXPLORE_FAR picks each) */
 	if (x >= 0) {
 		b = burst_len(r, &est[x]);
-		overdraw = new_saver(&est[x], &est[p]);
+		overdraw = saver(r, &est[x], &est[p]);
 	}
 	earn[0] = est[p].est_ns * EXPLORE_SHARE;
 	earn[1] = est[p].cpu_ns * EXPLORE_SHARE;
@@ -318,20 +330,21 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	if (x >= 0) {
 		/* a path the kind never measured is priced at the edge of the window it could
 		 * still be explored in (EXPLORE_FAR x the pick): its estimate is its siblings'
-		 * guess. Not one that saves CPU (new_saver): it is explored at the kind's first
-		 * choice, whatever the cadence, at its steady estimate and on credit (the account
-		 * not below zero, the spend may take it there), for it saves on every request after
-		 * (the setup it pays once, and any time beyond, are taken from the account when it
-		 * is learned). Priced at 4x and at the cadence, our 6.12 VM's 1080p frame writer
-		 * sent its first 96-100 frames of each context through rw-file (17 ms of CPU a
-		 * frame) before it tried bounce-direct (8.9 ms), 1.19-1.42x of bounce-direct
-		 * forced (bench/RESULTS.md, session 33); the model load's cold `buffered`
-		 * (session 31) spends more CPU than its pick */
+		 * guess. Not a saver: it is explored at the kind's first choice, whatever the
+		 * cadence, on credit (the account not below zero, the spend may take it there),
+		 * for it saves on every request after; it spends its setup and the time its steady
+		 * estimate adds (any time beyond is taken from the account when it is learned).
+		 * Priced at 4x and at the cadence, our 6.12 VM's 1080p frame writer sent its first
+		 * 96-100 frames of each context through rw-file (17 ms of CPU a frame) before it
+		 * tried bounce-direct (8.9 ms), 1.19-1.42x of bounce-direct forced
+		 * (bench/RESULTS.md, session 33); the model load's cold `buffered` (session 31)
+		 * spends more CPU than its pick */
 		double est_x = est[x].samples ? est[x].est_ns
-			       : overdraw ? steady_est(&est[x])
-					  : fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
+						: fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
 
-		spend[0] = b * fmax(0, est_x - est[p].est_ns);
+		spend[0] = overdraw ? b * fmax(0, steady_est(&est[x]) - est[p].est_ns) +
+					      est[x].setup_ns
+				    : b * fmax(0, est_x - est[p].est_ns);
 		spend[1] = margin_of(r) > CPU_MARGIN ? b * fmax(0, est[x].cpu_ns - est[p].cpu_ns) : 0;
 	}
 	if (!dmaio_cost_explore_credit(c, est[p].key, earn, cap, spend, overdraw)) {
