@@ -1480,6 +1480,24 @@ static void t_explore_burst(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* r's engine without its bounce memory yet, and that memory's making learned so that it costs
+ * setup_ns in bounce-direct's estimate of r */
+static void bounce_memory_costs(struct dmaio_ctx *c, struct dmaio_req *r, double setup_ns)
+{
+	double prior = c->cost.p.copy_ns + c->cost.p.map_memfd_ns + c->cost.p.reg_ns, area0;
+	struct view v;
+
+	r->bounce_cold = false;
+	look(r, 0, &v);
+	area0 = -est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns; /* the buffer's mapping, if any */
+	r->bounce_cold = true;
+	look(r, 0, &v);
+	area0 += est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns;
+	assert_true(area0 > 0);
+	dmaio_cost_learn_area(c, false, (uint64_t)(setup_ns / area0 * prior * (16u << 20)),
+			      16u << 20);
+}
+
 /* A path is explored for what it would cost once its one-time setup is paid: our 6.12 VM's
  * 1080p frames from a system-heap buffer priced bounce-direct, never measured, at 1.56x rw-file
  * with the engine's bounce memory still to make (5.2 ms of its 25.8), never explored it, and
@@ -1488,7 +1506,7 @@ static void t_explore_setup(void **state)
 {
 	struct dmaio_ctx *c = learning_ctx();
 	const struct dmaio_cost_est *er, *eb;
-	double est_warm, est_rw, area0, prior, want;
+	double est_warm, est_rw, want;
 	unsigned first = 0, second = 0;
 	struct dmaio_heap h;
 	struct dmaio_buf fb;
@@ -1511,13 +1529,7 @@ static void t_explore_setup(void **state)
 	est_warm = eb->est_ns;
 	assert_int_equal(eb->samples, 0);
 	/* the engine's bounce memory still to make: its making priced at 2x rw-file in all */
-	w.bounce_cold = true;
-	look(&w, 0, &v);
-	area0 = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->est_ns - est_warm;
-	assert_true(area0 > 0);
-	prior = c->cost.p.copy_ns + c->cost.p.map_memfd_ns + c->cost.p.reg_ns;
-	want = 2 * est_rw - est_warm;
-	dmaio_cost_learn_area(c, false, (uint64_t)(want / area0 * prior * (16u << 20)), 16u << 20);
+	bounce_memory_costs(c, &w, 2 * est_rw - est_warm);
 	look(&w, 0, &v);
 	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
 	printf("# 3 MiB writes, rw-file picked at %.1f us: bounce-direct never measured, %.2fx "
@@ -1562,8 +1574,8 @@ static void t_explore_held_by_setup(void **state)
 {
 	struct dmaio_ctx *c = learning_ctx();
 	const struct dmaio_cost_est *eb;
-	double est_rw, area0, prior, want;
-	unsigned first = 0, second = 0, held = 0;
+	double est_rw, want;
+	unsigned first = 0, second = 0;
 	struct dmaio_heap h;
 	struct dmaio_buf fb;
 	struct dmaio_file f;
@@ -1581,13 +1593,7 @@ static void t_explore_held_by_setup(void **state)
 	est_rw = est_of(&v, DMAIO_PATH_RW_FILE)->est_ns;
 	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
 	/* a new queue: its bounce memory to make, priced at 3x rw-file */
-	w.bounce_cold = true;
-	look(&w, 0, &v);
-	area0 = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT)->setup_ns;
-	assert_true(area0 > 0);
-	prior = c->cost.p.copy_ns + c->cost.p.map_memfd_ns + c->cost.p.reg_ns;
-	dmaio_cost_learn_area(c, false, (uint64_t)(3 * est_rw / area0 * prior * (16u << 20)),
-			      16u << 20);
+	bounce_memory_costs(c, &w, 3 * est_rw);
 	look(&w, 0, &v);
 	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
 	printf("# 3 MiB writes, bounce-direct measured 64 times: %.1f us once its memory is made, "
@@ -1600,10 +1606,8 @@ static void t_explore_held_by_setup(void **state)
 		struct dmaio_cost_est e;
 		int id = choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e);
 
-		if (!e.explored) {
-			held++;
+		if (!e.explored)
 			continue;
-		}
 		assert_int_equal(id, DMAIO_PATH_BOUNCE_DIRECT);
 		if (first)
 			second = i;
