@@ -244,10 +244,10 @@ static double steady_cpu(const struct dmaio_cost_est *e)
 }
 
 /* A path explored at the kind's first choice, off the cadence and on credit (a saver): one
- * that would be the pick were its one-time setup paid (by the pick's rule), or one the kind never measured that spends less CPU than the pick
- * once set up. Its CPU must be known: a path of blocking calls (rw-file, sendfile) shows its
- * CPU only once its calls are measured, and modelled it is their entries alone, a few
- * microseconds. A queue's engine makes its own bounce memory: our 6.12 VM's frame writer
+ * that would be the pick were its one-time setup paid (by the pick's rule), or one the kind
+ * never measured that spends less CPU than the pick once set up. Its CPU must be known: a path
+ * of blocking calls (rw-file, sendfile) shows its CPU only once its calls are measured, and
+ * modelled it is their entries alone, a few microseconds. A queue's engine makes its own bounce memory: our 6.12 VM's frame writer
  * (bench/RESULTS.md, session 34) had bounce-direct measured at 0.5x of its model, 6.3 ms a
  * frame, and a new queue priced it at 11.6 with the memory to make, so its skewed frames went
  * `buffered` (8-10 ms) for a whole pass, 15 ms of CPU a frame against 11. */
@@ -330,7 +330,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	if (x >= 0) {
 		/* a path the kind never measured is priced at the edge of the window it could
 		 * still be explored in (EXPLORE_FAR x the pick): its estimate is its siblings'
-		 * guess. Not a saver: it is explored at the kind's first choice, whatever the
+		 * guess. A saver is not: it is explored at the kind's first choice, whatever the
 		 * cadence, on credit (the account not below zero, the spend may take it there),
 		 * for it saves on every request after; it spends its setup and the time its steady
 		 * estimate adds (any time beyond is taken from the account when it is learned).
@@ -340,7 +340,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 		 * (bench/RESULTS.md, session 33); the model load's cold `buffered` (session 31)
 		 * spends more CPU than its pick */
 		double est_x = est[x].samples ? est[x].est_ns
-						: fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
+					      : fmax(est[x].est_ns, est[p].est_ns * EXPLORE_FAR);
 
 		spend[0] = overdraw ? b * fmax(0, steady_est(&est[x]) - est[p].est_ns) +
 					      est[x].setup_ns
