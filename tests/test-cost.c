@@ -1480,6 +1480,27 @@ static void t_explore_burst(void **state)
 	dmaio_ctx_free(c);
 }
 
+/* From a fresh cadence, up to 512 automatic choices of r, nothing learned: the choices at which
+ * its first two explorations came (0: none), each of path */
+static void two_explorations(struct dmaio_ctx *c, struct dmaio_req *r, int path, unsigned *first,
+			     unsigned *second)
+{
+	*first = *second = 0;
+	c->cost.explore_tick = 0;
+	for (unsigned i = 1; i <= 512 && !*second; i++) {
+		struct dmaio_cost_est e;
+		int id = choose_one(r, DMAIO_CHOOSE_EXPLORE, &e);
+
+		if (!e.explored)
+			continue;
+		assert_int_equal(id, path);
+		if (*first)
+			*second = i;
+		else
+			*first = i;
+	}
+}
+
 /* r's engine without its bounce memory yet, and that memory's making learned so that it costs
  * setup_ns in bounce-direct's estimate of r */
 static void bounce_memory_costs(struct dmaio_ctx *c, struct dmaio_req *r, double setup_ns)
@@ -1507,7 +1528,7 @@ static void t_explore_setup(void **state)
 	struct dmaio_ctx *c = learning_ctx();
 	const struct dmaio_cost_est *er, *eb;
 	double est_warm, est_rw, want;
-	unsigned first = 0, second = 0;
+	unsigned first, second;
 	struct dmaio_heap h;
 	struct dmaio_buf fb;
 	struct dmaio_file f;
@@ -1539,19 +1560,7 @@ static void t_explore_setup(void **state)
 	assert_true(eb->est_ns / est_rw > 1.9);
 	assert_true((eb->est_ns - eb->setup_ns) / est_rw < 1.5);
 	assert_true(eb->cpu_ns - eb->setup_ns < est_of(&v, DMAIO_PATH_RW_FILE)->cpu_ns);
-	c->cost.explore_tick = 0;
-	for (unsigned i = 1; i <= 512 && !second; i++) {
-		struct dmaio_cost_est e;
-		int id = choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e);
-
-		if (!e.explored)
-			continue;
-		assert_int_equal(id, DMAIO_PATH_BOUNCE_DIRECT);
-		if (first)
-			second = i;
-		else
-			first = i;
-	}
+	two_explorations(c, &w, DMAIO_PATH_BOUNCE_DIRECT, &first, &second);
 	printf("# explored bounce-direct (never measured, less CPU once its setup is paid) at "
 	       "choices %u and %u (nothing learned between)\n", first, second);
 	/* a path new to the kind that saves CPU is explored at its first choice, on credit (not
@@ -1575,7 +1584,7 @@ static void t_explore_held_by_setup(void **state)
 	struct dmaio_ctx *c = learning_ctx();
 	const struct dmaio_cost_est *eb;
 	double est_rw, want;
-	unsigned first = 0, second = 0;
+	unsigned first, second;
 	struct dmaio_heap h;
 	struct dmaio_buf fb;
 	struct dmaio_file f;
@@ -1601,19 +1610,7 @@ static void t_explore_held_by_setup(void **state)
 	       eb->est_ns / 1e3, est_rw / 1e3);
 	assert_int_not_equal(est_pick(&v), DMAIO_PATH_BOUNCE_DIRECT);
 	assert_true(eb->est_ns - eb->setup_ns < est_rw);
-	c->cost.explore_tick = 0;
-	for (unsigned i = 1; i <= 512 && !second; i++) {
-		struct dmaio_cost_est e;
-		int id = choose_one(&w, DMAIO_CHOOSE_EXPLORE, &e);
-
-		if (!e.explored)
-			continue;
-		assert_int_equal(id, DMAIO_PATH_BOUNCE_DIRECT);
-		if (first)
-			second = i;
-		else
-			first = i;
-	}
+	two_explorations(c, &w, DMAIO_PATH_BOUNCE_DIRECT, &first, &second);
 	printf("# explored at choices %u and %u (its memory still not made between)\n", first,
 	       second);
 	assert_int_equal(first, 1);
