@@ -149,7 +149,7 @@ static void warm_src(uint64_t len)
 
 	assert_non_null(tmp);
 	for (uint64_t off = 0; off < len; off += 1 << 20)
-		assert_int_equal(pread(src_fd, tmp, 1 << 20, (off_t)off), 1 << 20);
+		assert_int_equal(pread_full(src_fd, tmp, 1 << 20, (off_t)off), 1 << 20);
 	free(tmp);
 }
 
