@@ -142,7 +142,7 @@ static int setup_file(void **state)
 
 /* The page cache holds [0, len) of src_fd again. Written and synced at setup, its pages may
  * have gone since: CI builds and boots VMs beside the host suite, and one run's t_measured read
- * a third of its ranges cold, learned in another kind than the one it asked about. */
+ * some of its ranges cold, learned in another kind than the one it asked about. */
 static void warm_src(uint64_t len)
 {
 	char *tmp = malloc(1 << 20);
