@@ -174,6 +174,7 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
 #define EXPLORE_SETTLED 8u
 #define EXPLORE_BACKOFF 4u
 #define EXPLORE_SHARE (1.0 / 32)
+#define EXPLORE_AGED (DMAIO_COST_STALE / 2)
 /* In bursts: a queue explores a run of requests as deep as it is (the requests its ring holds
  * at once, at most those it has), learned as one sum and paid for from the budget as one
  * exploration (the run's time). Explored one at a time, a request's time was its share of
@@ -195,7 +196,18 @@ static int pick(const int *status, const struct dmaio_cost_est *est, size_t n, d
  * 8.8x in the check pass that follows a read-back of the whole file (110-160 us a request),
  * 1.9x udmabuf-direct's estimate, and auto wrote them udmabuf-direct at 0.33-0.58x of
  * buffered, which measured 2.2-3.0x (50 us a request) when forced (bench/RESULTS.md,
- * session 25). The cadence, the backoff and the budget hold as for any exploration. */
+ * session 25). Aging: from EXPLORE_AGED choices without a sample, the window widens with
+ * the age, from EXPLORE_MARGIN to EXPLORE_FAR at DMAIO_COST_STALE (geometrically: a path
+ * twice as far off waits the same number of choices more), and the backoff of a candidate
+ * measured often is not applied: its samples are old, and the age is its own backoff (once
+ * explored and learned, it is fresh again: at most one exploration of it in EXPLORE_AGED
+ * choices). All or nothing at DMAIO_COST_STALE, with the backoff of 1 in 256 cadences on
+ * top (a burst of 32: once in 8192 choices), our 7.3 VM's 4 KiB writes into a 512 MiB CMA
+ * buffer wrote the first 512 MiB of a pass bounce-direct (36 MB/s; buffered, taught 8-13x
+ * in the bench's check pass, went 101-108 MB/s forced): explored after 439-8780 choices in
+ * four traced processes, never in one (auto 0.66x of buffered; bench/RESULTS.md, session
+ * 35). The cadence and the budget hold as for any exploration: a path that stays 2x the
+ * pick costs its kind a burst of 32 of it in some 2900 choices, 1.1% of the time. */
 static unsigned burst_len(const struct dmaio_req *r, const struct dmaio_cost_est *e)
 {
 	uint64_t b;
@@ -215,6 +227,23 @@ static int burst_on(const struct dmaio_req *r, const int *status, const struct d
 		if (!status[i] && est[i].key == r->burst_key)
 			return (int)i;
 	return -1;
+}
+
+/* How far off a candidate's estimate may be for it to be explored, before the pick's margin
+ * (explore()): EXPLORE_FAR for one measured once or twice; for one measured more, from
+ * EXPLORE_MARGIN while fresh to EXPLORE_FAR once stale (above, "Aging"); a path the kind never
+ * measured, EXPLORE_MARGIN (it is priced at EXPLORE_FAR x the pick instead) */
+static double window_of(const struct dmaio_cost_est *e)
+{
+	if (!e->samples)
+		return EXPLORE_MARGIN;
+	if (e->samples < EXPLORE_FEW || e->age > DMAIO_COST_STALE)
+		return EXPLORE_FAR;
+	if (e->age <= EXPLORE_AGED)
+		return EXPLORE_MARGIN;
+	return EXPLORE_MARGIN * pow(EXPLORE_FAR / EXPLORE_MARGIN,
+				    (double)(e->age - EXPLORE_AGED) /
+					    (DMAIO_COST_STALE - EXPLORE_AGED));
 }
 
 /* Which candidate an exploration takes first: one measured fewer than EXPLORE_SETTLED times,
@@ -286,8 +315,7 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 			continue; /* the pick, or a path that cannot serve (no estimate made) */
 		if (tick % every && !saver(r, &est[i], &est[p]))
 			continue; /* not at the cadence: only a saver */
-		far = est[i].samples && (est[i].samples < EXPLORE_FEW ||
-					 est[i].age > DMAIO_COST_STALE) ? EXPLORE_FAR : EXPLORE_MARGIN;
+		far = window_of(&est[i]);
 		/* what would become the pick, were its estimate that far off: one that spends less
 		 * CPU, within the pick's margin of it; one that spends more, only below the pick
 		 * by the margin (the caller with time to spare would not take it otherwise). Both
@@ -308,8 +336,9 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	 * runs in blocking calls on the worker threads, whose CPU shows only once measured, and
 	 * then with the contention of the calls in flight (rw-file's table walk under the buffer's
 	 * lock: 17-20 CPU s/GiB at 64 KiB ranges in our VM, explored 1 in 16 it took auto's CPU to
-	 * twice either path's) */
-	if (x >= 0 && !saver(r, &est[x], &est[p]) && (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls)) {
+	 * twice either path's); not one aging ("Aging", above) */
+	if (x >= 0 && !saver(r, &est[x], &est[p]) && est[x].age <= EXPLORE_AGED &&
+	    (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls)) {
 		for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
 			k++;
 		if ((tick / every) % (1u << k))

@@ -98,6 +98,11 @@ void dmaio_cost_write_done(struct dmaio_req *r, uint64_t done);
  * failed): the writes are forgotten, nothing learned. */
 void dmaio_cost_learn_sync(struct dmaio_ctx *c, uint64_t dev, uint64_t ino, bool synced,
 			   uint64_t sync_ns, int64_t dirty_bytes);
+/* An exploration's burst finished: its summed time against its summed model, learned as
+ * samples sums (one per LEARN_BATCH requests of it); a sum more than 2x below the kind's
+ * settled ratio moves it faster than a pick's sample would. */
+void dmaio_cost_learn_burst(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns,
+			    unsigned samples);
 
 /* A kind's exploration budget (the kind of cost key, whatever its path), two accounts: [0]
  * time, [1] CPU. earn_ns credited to each (up to cap_ns: a credit above it is kept, not

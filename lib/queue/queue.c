@@ -162,8 +162,12 @@ static void burst_flush(struct dmaio_q *q)
 		    q->burst.pick / 1e3);
 		/* as many samples as its sums of LEARN_BATCH would have been: a burst of 32
 		 * learned as one moved a ratio 1/8 of the way, where its requests learned by the
-		 * pick move it 4 times */
-		for (unsigned i = 0; i < MAX(q->burst.n / LEARN_BATCH, 1u); i++)
+		 * pick move it 4 times; one of LEARN_BATCH or more is a run as deep as the queue,
+		 * and comes down faster (cost.c); fewer (a request alone), as any sum */
+		if (q->burst.n >= LEARN_BATCH)
+			dmaio_cost_learn_burst(q->ctx, q->burst.key, q->burst.service,
+					       q->burst.model, q->burst.n / LEARN_BATCH);
+		else
 			dmaio_cost_learn_sum(q->ctx, q->burst.key, q->burst.service,
 					     q->burst.model);
 		/* what it took beyond the pick's time and the budget's grant (its share of it
