@@ -708,25 +708,30 @@ static void pagecache_far(struct dmaio_req *r)
 	teach_writes(r, 0, 0, 40, 40);
 }
 
-/* Teach the writes of r: the page-cache ones far (pagecache_far), bounce-direct at 10x its
- * model, then udmabuf-direct at the ratio that puts its estimate (setup included) at f times
- * bounce-direct's, then bounce-direct `more` times again (the same ratio: more measurements
- * behind it). Enough samples for the learned ratios to settle (a moving average of 1/8
- * weight). */
-static void teach_pair_n(struct dmaio_req *r, double f, int nu, int more)
+/* Teach the writes of r: the page-cache ones far (pagecache_far), base at 10x its model (64
+ * samples), then rival nr times at the ratio that puts its estimate (setup included) at f times
+ * base's. Enough samples for the learned ratios to settle (a moving average of 1/8 weight). */
+static void teach_over(struct dmaio_req *r, int base, int rival, double f, int nr)
 {
-	const struct dmaio_cost_est *eb, *eu;
+	const struct dmaio_cost_est *eb, *ex;
 	struct view v;
 
 	pagecache_far(r);
 	for (int i = 0; i < 64; i++)
-		measure(r, DMAIO_PATH_BOUNCE_DIRECT, 10);
+		measure(r, base, 10);
 	look(r, 0, &v);
-	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
-	eu = est_of(&v, DMAIO_PATH_UDMABUF_DIRECT);
-	for (int i = 0; i < nu; i++)
-		measure(r, DMAIO_PATH_UDMABUF_DIRECT,
-			(f * eb->est_ns - eu->setup_ns) / (eu->ops_ns + eu->bytes_ns + eu->walk_ns));
+	eb = est_of(&v, base);
+	ex = est_of(&v, rival);
+	for (int i = 0; i < nr; i++)
+		measure(r, rival,
+			(f * eb->est_ns - ex->setup_ns) / (ex->ops_ns + ex->bytes_ns + ex->walk_ns));
+}
+
+/* teach_over() with bounce-direct the base and udmabuf-direct the rival (nu samples), then
+ * bounce-direct `more` times again (the same ratio: more measurements behind it) */
+static void teach_pair_n(struct dmaio_req *r, double f, int nu, int more)
+{
+	teach_over(r, DMAIO_PATH_BOUNCE_DIRECT, DMAIO_PATH_UDMABUF_DIRECT, f, nu);
 	for (int i = 0; i < more; i++)
 		measure(r, DMAIO_PATH_BOUNCE_DIRECT, 10);
 }
@@ -1734,25 +1739,12 @@ static void t_stale_explored(void **state)
 	dmaio_ctx_free(c);
 }
 
-/* Teach the writes of r: udmabuf-direct at 10x its model (64 samples), then bounce-direct
- * (spends more CPU: the copy) at the ratio that puts its estimate at f times udmabuf-direct's
- * (64 samples); the page-cache paths far. The context's tick at 0 first: every sample is
- * then 0 choices old. */
+/* teach_over() with udmabuf-direct the base and bounce-direct (spends more CPU: the copy) the
+ * rival at f (64 samples), the context's tick at 0 first: every sample is then 0 choices old */
 static void teach_rival(struct dmaio_ctx *c, struct dmaio_req *r, double f)
 {
-	const struct dmaio_cost_est *eu, *eb;
-	struct view v;
-
 	c->cost.explore_tick = 0;
-	pagecache_far(r);
-	for (int i = 0; i < 64; i++)
-		measure(r, DMAIO_PATH_UDMABUF_DIRECT, 10);
-	look(r, 0, &v);
-	eu = est_of(&v, DMAIO_PATH_UDMABUF_DIRECT);
-	eb = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
-	for (int i = 0; i < 64; i++)
-		measure(r, DMAIO_PATH_BOUNCE_DIRECT,
-			(f * eu->est_ns - eb->setup_ns) / (eb->ops_ns + eb->bytes_ns + eb->walk_ns));
+	teach_over(r, DMAIO_PATH_UDMABUF_DIRECT, DMAIO_PATH_BOUNCE_DIRECT, f, 64);
 }
 
 /* A queue's choices of r from now, nothing learned, until its first exploration (at most
