@@ -676,14 +676,22 @@ void dmaio_cost_learn_sync(struct dmaio_ctx *ctx, uint64_t dev, uint64_t ino, bo
 	}
 }
 
-void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns)
+/* samples sums of key's kind at service_ns / model_ns (clamped), of a burst or not */
+static void learn_ratio(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns,
+			unsigned samples, bool burst)
 {
 	double ratio;
 
 	if (c->cost.fixed || !key || model_ns <= 0)
 		return;
 	ratio = fmin(fmax(service_ns / model_ns, 1.0 / 64), 1024);
-	cell_add(&c->cost, key, (float)log2(ratio));
+	for (unsigned i = 0; i < samples; i++)
+		cell_add_w(&c->cost, key, (float)log2(ratio), burst);
+}
+
+void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns)
+{
+	learn_ratio(c, key, service_ns, model_ns, 1, false);
 }
 
 /* An exploration's burst is a run as deep as the queue, measured as the path runs when it is
@@ -698,13 +706,7 @@ void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, 
 void dmaio_cost_learn_burst(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns,
 			    unsigned samples)
 {
-	double ratio;
-
-	if (c->cost.fixed || !key || model_ns <= 0)
-		return;
-	ratio = fmin(fmax(service_ns / model_ns, 1.0 / 64), 1024);
-	for (unsigned i = 0; i < samples; i++)
-		cell_add_w(&c->cost, key, (float)log2(ratio), true);
+	learn_ratio(c, key, service_ns, model_ns, samples, true);
 }
 
 void dmaio_cost_learn_cpu(struct dmaio_ctx *c, uint32_t key, double cpu_ns, double model_ns)
