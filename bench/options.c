@@ -127,6 +127,9 @@ static void usage(FILE *out)
 		"                        fastest forced path so far and lib:auto, in turn (default 1;\n"
 		"                        0: none): lib:auto measured again after it has learned from\n"
 		"                        the forced runs, and the best path's own spread beside it\n"
+		"  --choice-own-sync     the library's writes made durable by fdatasync() of the file,\n"
+		"                        as an application that syncs on its own (the library then\n"
+		"                        learns no writeback); default dmaio_file_sync()\n"
 		"  --runs N              3 by default here (--quick: 1), medians\n"
 		"  --path P[,P...]       only these forced paths (lib:auto and the baseline always run)\n"
 		"The table gives per cell the median MB/s and CPU s/GiB of each method, the fastest forced\n"
@@ -212,7 +215,8 @@ int opts_parse(struct opts *o, int argc, char **argv)
 	       OPT_NODROP, OPT_NOVERIFY, OPT_CSV, OPT_JSON, OPT_FORMAT, OPT_PLOT, OPT_QUICK, OPT_KEEP, OPT_SAME,
 	       OPT_DIR, OPT_DEVICE, OPT_HEAP, OPT_PATH, OPT_JOBS, OPT_VERSION, OPT_RANGES, OPT_RANGES_FILE, OPT_FILES,
 	       OPT_FRAME_SIZE, OPT_FPS, OPT_FRAMES, OPT_RING, OPT_DEPTH, OPT_SEED, OPT_BASE_MEM,
-	       OPT_CHOICE_BUFS, OPT_CHOICE_RANGES, OPT_CHOICE_MIN_BYTES, OPT_CHOICE_REPEAT };
+	       OPT_CHOICE_BUFS, OPT_CHOICE_RANGES, OPT_CHOICE_MIN_BYTES, OPT_CHOICE_REPEAT,
+	       OPT_CHOICE_OWN_SYNC };
 	static const struct option lopts[] = {
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "device", required_argument, NULL, OPT_DEVICE },
@@ -253,6 +257,7 @@ int opts_parse(struct opts *o, int argc, char **argv)
 		{ "choice-ranges", required_argument, NULL, OPT_CHOICE_RANGES },
 		{ "choice-min-bytes", required_argument, NULL, OPT_CHOICE_MIN_BYTES },
 		{ "choice-repeat", required_argument, NULL, OPT_CHOICE_REPEAT },
+		{ "choice-own-sync", no_argument, NULL, OPT_CHOICE_OWN_SYNC },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool tests[NTESTS] = { true, true, true, false, false, false, false };
@@ -492,6 +497,9 @@ int opts_parse(struct opts *o, int argc, char **argv)
 			else if (parse_size(optarg, &o->choice_min_bytes))
 				BAD("--choice-min-bytes takes a size (e.g. 128M, 0: one pass)\n");
 			min_bytes_given = true;
+			break;
+		case OPT_CHOICE_OWN_SYNC:
+			o->choice_own_sync = true;
 			break;
 		case OPT_CHOICE_REPEAT: {
 			char *end;

@@ -76,6 +76,8 @@ struct opts {
 	int nchoice_ranges;
 	int choice_runs;                              /* --runs, else 3 (--quick 1) */
 	uint64_t choice_min_bytes;                    /* --choice-min-bytes: bytes per sample */
+	bool choice_own_sync;                         /* --choice-own-sync: the library's
+						       * writes synced by fdatasync() */
 	int choice_repeat;                            /* --choice-repeat: pairs (fastest forced,
 							 lib:auto) after each cell's methods */
 

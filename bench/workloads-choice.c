@@ -345,11 +345,14 @@ static uint32_t method_flags(const struct cmethod *m)
 /* A pass of writes made durable: the baseline's by fdatasync(), the library's through the
  * library (dmaio_file_sync(), as an application that wants its writes durable does: the sync's
  * time is charged to the page-cache writes before it, whose completions come before their
- * writeback). 0 or -errno. */
+ * writeback), or with --choice-own-sync by fdatasync() of the registered file (an application
+ * that syncs on its own: the library learns no writeback). 0 or -errno. */
 static int write_sync(struct choice_state *c, bool base)
 {
 	if (base)
 		return fdatasync(c->dfd) < 0 ? -errno : 0;
+	if (c->o->choice_own_sync)
+		return fdatasync(c->fd) < 0 ? -errno : 0;
 	return dmaio_file_sync(c->df, DMAIO_SYNC_DATA);
 }
 
@@ -951,9 +954,11 @@ void choice_info(struct bench *b)
 		    "DMAIO_RW_NO_FALLBACK in every range", o->seed, o->depth,
 		    o->base_memfd ? "memfd (shmem)" : "anonymous", ck, o->depth);
 	report_info(&b->rep, "choice: reads cold (fdatasync + POSIX_FADV_DONTNEED of the file, "
-		    "residency checked), writes with fdatasync() (the library's methods: dmaio_file_sync()); "
+		    "residency checked), writes with fdatasync() (the library's methods: %s); "
 		    "a sample moves the buffer as often "
-		    "as it takes to move %s (each pass cold, times summed); %s", minb, o->verify ?
+		    "as it takes to move %s (each pass cold, times summed); %s",
+		    o->choice_own_sync ? "fdatasync() too, --choice-own-sync" : "dmaio_file_sync()",
+		    minb, o->verify ?
 		    "every method of every cell checked byte by byte once before the timed runs" :
 		    "--no-verify: the data is not checked");
 	if (getenv("DMAIO_PATH"))
