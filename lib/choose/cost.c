@@ -457,15 +457,35 @@ static bool direct_write_lr(const struct dmaio_cost *c, uint32_t key, unsigned r
  * system; page-aligned), down to the write's own range size; when none is learned, the
  * direct writes of its own range and skew. The price assumes the writes meet their
  * neighbours in the page cache: scattered writes to a large file are written back as small
- * writes, though many at once. */
-static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, float *out)
+ * writes, though many at once.
+ *
+ * A write smaller than 128 KiB (range buckets 0 and 1) with no larger direct write learned
+ * is the exception (*modelled): what a direct write of its size measures is mostly its own
+ * op (a syscall or an io_uring op, its latency, one per range), which writeback, merged, does
+ * not pay, and nothing learned tells the storage's cost per byte apart. Its writeback is
+ * priced at its model's storage bytes, as modelled. Priced at the small direct writes'
+ * ratio, our 7.3 VM's 4 KiB writes, made durable by the application's own fdatasync()
+ * (nothing synced through the library, nothing larger written), went `bounce-direct` (88-103
+ * us a write) where `buffered` forced took 42-53, and the bench's 4 KiB write cells with
+ * --choice-own-sync went 0.18-0.61x of `buffered` (bench/RESULTS.md, session 37). The choice
+ * errs the other way when small writes are scattered over a large file (their writeback as
+ * small as they are): a page-cache write then costs about a direct one and its copy, where
+ * the direct path chosen wrongly cost 2-5x. */
+#define WB_MERGED 2u /* the first range bucket whose own direct writes price its writeback */
+
+static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, float *out, bool *modelled)
 {
 	unsigned own = (key & KEY_RANGE_MASK) >> KEY_RANGE_SHIFT;
 
-	for (unsigned rb = KEY_RANGE_MAX + 1; rb-- > own;)
+	*modelled = false;
+	for (unsigned rb = KEY_RANGE_MAX + 1; rb-- > own + 1;)
 		if (direct_write_lr(c, key, rb, true, out))
 			return true;
-	return direct_write_lr(c, key, own, false, out);
+	if (own < WB_MERGED) {
+		*modelled = true;
+		return true;
+	}
+	return direct_write_lr(c, key, own, true, out) || direct_write_lr(c, key, own, false, out);
 }
 
 void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops *path, int mode,
@@ -544,12 +564,22 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 		/* what syncs through the library measured of the kind (a write's own time and its
 		 * share of the sync that makes it durable add up); else, for a page-cache write,
 		 * the direct writes' storage cost */
+		bool modelled;
+
 		cell_get(&r->ctx->cost, e->key | KEY_SYNCED, &n, &wb);
-		if (n)
+		if (n) {
 			lr = (float)log2(exp2(lr) + exp2(wb));
-		else if (dmaio_cost_write_unseen(r, path->id) &&
-			 writeback_lr(&r->ctx->cost, e->key, &wb) && wb > lr)
-			lr = wb;
+		} else if (dmaio_cost_write_unseen(r, path->id) &&
+			   writeback_lr(&r->ctx->cost, e->key, &wb, &modelled)) {
+			double model = e->ops_ns + e->bytes_ns + e->walk_ns;
+
+			if (modelled) /* its storage bytes as modelled, as a ratio to its model */
+				wb = model > 0 ? (float)log2(fmax((double)sh->dev * p->dev_ns / model,
+								 1.0 / 64))
+					       : lr;
+			if (wb > lr)
+				lr = wb;
+		}
 	}
 	e->ratio = exp2(lr);
 	e->est_ns = (e->ops_ns + e->bytes_ns + e->walk_ns) * e->ratio + e->setup_ns;
