@@ -459,32 +459,30 @@ static bool direct_write_lr(const struct dmaio_cost *c, uint32_t key, unsigned r
  * neighbours in the page cache: scattered writes to a large file are written back as small
  * writes, though many at once.
  *
- * A write smaller than 128 KiB (range buckets 0 and 1) with no larger direct write learned
- * is the exception (*modelled): what a direct write of its size measures is mostly its own
- * op (a syscall or an io_uring op, its latency, one per range), which writeback, merged, does
- * not pay, and nothing learned tells the storage's cost per byte apart. Its writeback is
- * priced at its model's storage bytes, as modelled. Priced at the small direct writes'
- * ratio, our 7.3 VM's 4 KiB writes, made durable by the application's own fdatasync()
- * (nothing synced through the library, nothing larger written), went `bounce-direct` (88-103
- * us a write) where `buffered` forced took 42-53, and the bench's 4 KiB write cells with
- * --choice-own-sync went 0.18-0.61x of `buffered` (bench/RESULTS.md, session 37). The choice
- * errs the other way when small writes are scattered over a large file (their writeback as
- * small as they are): a page-cache write then costs about a direct one and its copy, where
- * the direct path chosen wrongly cost 2-5x. */
-#define WB_MERGED 2u /* the first range bucket whose own direct writes price its writeback */
+ * A write smaller than 128 KiB (range buckets 0 and 1) with only direct writes of its own
+ * size learned is the exception (*storage_only): what those measure is mostly their op (a
+ * syscall or an io_uring op, its latency, one per range), which writeback, merged, does not
+ * pay. Their ratio prices its storage bytes alone (its model's storage part: not its op, nor
+ * its copy, which its own ratio prices). Priced whole, our 7.3 VM's 4 KiB writes made durable
+ * by the application's own fdatasync() (nothing synced through the library, nothing larger
+ * written) went `bounce-direct` (88-103 us a write) where `buffered` forced took 42-53, and
+ * the bench's 4 KiB write cells with --choice-own-sync went 0.18-0.61x of `buffered`; priced
+ * at the storage bytes as modelled (unmeasured), the same, in a boot whose probe priced a
+ * copy 10x dearer (bench/RESULTS.md, session 37). The choice errs the other way when small
+ * writes are scattered over a large file (their writeback as small as they are): a
+ * page-cache write then costs about a direct one and its copy, where the direct path chosen
+ * wrongly cost 2-5x. */
+#define WB_MERGED 2u /* the first range bucket whose own direct writes price it whole */
 
-static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, float *out, bool *modelled)
+static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, float *out, bool *storage_only)
 {
 	unsigned own = (key & KEY_RANGE_MASK) >> KEY_RANGE_SHIFT;
 
-	*modelled = false;
+	*storage_only = false;
 	for (unsigned rb = KEY_RANGE_MAX + 1; rb-- > own + 1;)
 		if (direct_write_lr(c, key, rb, true, out))
 			return true;
-	if (own < WB_MERGED) {
-		*modelled = true;
-		return true;
-	}
+	*storage_only = own < WB_MERGED;
 	return direct_write_lr(c, key, own, true, out) || direct_write_lr(c, key, own, false, out);
 }
 
@@ -564,19 +562,19 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 		/* what syncs through the library measured of the kind (a write's own time and its
 		 * share of the sync that makes it durable add up); else, for a page-cache write,
 		 * the direct writes' storage cost */
-		bool modelled;
+		bool storage_only;
 
 		cell_get(&r->ctx->cost, e->key | KEY_SYNCED, &n, &wb);
 		if (n) {
 			lr = (float)log2(exp2(lr) + exp2(wb));
 		} else if (dmaio_cost_write_unseen(r, path->id) &&
-			   writeback_lr(&r->ctx->cost, e->key, &wb, &modelled)) {
+			   writeback_lr(&r->ctx->cost, e->key, &wb, &storage_only)) {
 			double model = e->ops_ns + e->bytes_ns + e->walk_ns;
 
-			if (modelled) /* its storage bytes as modelled, as a ratio to its model */
-				wb = model > 0 ? (float)log2(fmax((double)sh->dev * p->dev_ns / model,
-								 1.0 / 64))
-					       : lr;
+			/* as a ratio to its whole model: the direct writes' on its storage bytes */
+			if (storage_only && model > 0)
+				wb = (float)log2(fmax(exp2(wb) * (double)sh->dev * p->dev_ns / model,
+						      1.0 / 64));
 			if (wb > lr)
 				lr = wb;
 		}
