@@ -466,9 +466,10 @@ static bool direct_write_lr(const struct dmaio_cost *c, uint32_t key, unsigned r
  * its copy, which its own ratio prices). Priced whole, our 7.3 VM's 4 KiB writes made durable
  * by the application's own fdatasync() (nothing synced through the library, nothing larger
  * written) went `bounce-direct` (88-103 us a write) where `buffered` forced took 42-53, and
- * the bench's 4 KiB write cells with --choice-own-sync went 0.18-0.61x of `buffered`; priced
- * at the storage bytes as modelled (unmeasured), the same, in a boot whose probe priced a
- * copy 10x dearer (bench/RESULTS.md, session 37). The choice errs the other way when small
+ * the bench's 4 KiB write cells with --choice-own-sync went 0.18-0.61x of `buffered`; with
+ * its storage bytes priced as modelled (no ratio), they went the same way (0.26-0.47x) in a
+ * boot whose probe priced a copy 10x dearer: the ratio carries the scale (bench/RESULTS.md,
+ * session 37). The choice errs the other way when small
  * writes are scattered over a large file (their writeback as small as they are): a
  * page-cache write then costs about a direct one and its copy, where the direct path chosen
  * wrongly cost 2-5x. */
@@ -558,12 +559,11 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	if (!r->ctx->cost.fixed && r->write && !durable(r)) {
 		uint32_t n;
 		float wb;
+		bool storage_only;
 
 		/* what syncs through the library measured of the kind (a write's own time and its
 		 * share of the sync that makes it durable add up); else, for a page-cache write,
 		 * the direct writes' storage cost */
-		bool storage_only;
-
 		cell_get(&r->ctx->cost, e->key | KEY_SYNCED, &n, &wb);
 		if (n) {
 			lr = (float)log2(exp2(lr) + exp2(wb));
