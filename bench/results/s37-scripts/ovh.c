@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: MIT
+// Session 37 driver: 4 KiB (or RS) writes of a whole buffer in scattered order, 32 in flight, then
+// fdatasync() of the fd; auto and/or a forced path; the estimates after each pass.
 #include <dmaio.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,6 +33,17 @@ static int pass(struct dmaio_queue *q, struct dmaio_file *f, struct dmaio_buf *b
 	}
 	return 0;
 }
+static void explain(int fd, struct dmaio_buf *b, unsigned rs)
+{
+	struct dmaio_path_estimate e[8];
+	memset(e, 0, sizeof e);
+	e[0].struct_size = sizeof e[0];
+	int n = dmaio_fd_explain_path(fd, 0, b, 0, rs, DMAIO_OP_WRITE, 0, e, 8);
+	for (int i = 0; i < n && i < 8; i++)
+		if (!e[i].status)
+			printf("  %s%s est %.1f us (ops %.1f bytes %.1f) x%.2f (%u) cpu %.1f\n", e[i].chosen ? "*" : " ", dmaio_path_name(e[i].path),
+			       e[i].est_ns / 1e3, e[i].ops_ns / 1e3, e[i].bytes_ns / 1e3, e[i].ratio_milli / 1e3, e[i].samples, e[i].cpu_ns / 1e3);
+}
 int main(int argc, char **argv)
 {
 	unsigned rs = argc > 1 ? atoi(argv[1]) : 4096; int wr = argc > 2 ? atoi(argv[2]) : 1; int reps = argc > 3 ? atoi(argv[3]) : 5;
@@ -50,6 +64,7 @@ int main(int argc, char **argv)
 			double w1 = now(CLOCK_MONOTONIC), c1 = now(CLOCK_PROCESS_CPUTIME_ID);
 			unsigned n = BUF / rs;
 			for (int k = 0; k < 16; k++) if (cnt[k]) { printf("[%s %llu] ", dmaio_path_name(k), cnt[k]); cnt[k] = 0; }
+			explain(fd, b, rs);
 			printf("%s rep %d: %.2f us/req wall, %.2f us/req cpu\n", m ? "forced" : "auto  ", r, (w1 - w0) * 1e6 / n, (c1 - c0) * 1e6 / n);
 		}
 	dmaio_queue_free(q); dmaio_file_close(f); dmaio_buf_free(b); dmaio_ctx_free(c); close(fd);
