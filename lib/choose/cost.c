@@ -460,31 +460,33 @@ static bool direct_write_lr(const struct dmaio_cost *c, uint32_t key, unsigned r
  * writes, though many at once.
  *
  * A write smaller than 128 KiB (range buckets 0 and 1) with only direct writes of its own
- * size learned is the exception (*storage_only): what those measure is mostly their op (a
- * syscall or an io_uring op, its latency, one per range), which writeback, merged, does not
- * pay. Their ratio prices its storage bytes alone (its model's storage part: not its op, nor
+ * size learned is the exception: what those measure is mostly their op (a syscall or an
+ * io_uring op, its latency, one per range), which writeback, merged, does not pay. Their
+ * ratio prices its storage bytes alone (`storage`: their share of its model; not its op, nor
  * its copy, which its own ratio prices). Priced whole, our 7.3 VM's 4 KiB writes made durable
  * by the application's own fdatasync() (nothing synced through the library, nothing larger
  * written) went `bounce-direct` (88-103 us a write) where `buffered` forced took 42-53, and
  * the bench's 4 KiB write cells with --choice-own-sync went 0.18-0.61x of `buffered`; with
  * its storage bytes priced as modelled (no ratio), they went the same way (0.26-0.47x) in a
  * boot whose probe priced a copy 10x dearer: the ratio carries the scale (bench/RESULTS.md,
- * session 37). The choice errs the other way when small
- * writes are scattered over a large file (their writeback as small as they are): a
- * page-cache write then costs about a direct one and its copy, where the direct path chosen
- * wrongly cost 2-5x. */
+ * session 37). The choice errs the other way when small writes are scattered over a large
+ * file (their writeback as small as they are): a page-cache write then costs about a direct
+ * one and its copy, where the direct path chosen wrongly cost 2-5x. The log ratio to the
+ * write's whole model, in *out. */
 #define WB_MERGED 2u /* the first range bucket whose own direct writes price it whole */
 
-static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, float *out, bool *storage_only)
+static bool writeback_lr(const struct dmaio_cost *c, uint32_t key, double storage, float *out)
 {
 	unsigned own = (key & KEY_RANGE_MASK) >> KEY_RANGE_SHIFT;
 
-	*storage_only = false;
 	for (unsigned rb = KEY_RANGE_MAX + 1; rb-- > own + 1;)
 		if (direct_write_lr(c, key, rb, true, out))
 			return true;
-	*storage_only = own < WB_MERGED;
-	return direct_write_lr(c, key, own, true, out) || direct_write_lr(c, key, own, false, out);
+	if (!direct_write_lr(c, key, own, true, out) && !direct_write_lr(c, key, own, false, out))
+		return false;
+	if (own < WB_MERGED)
+		*out = (float)log2(fmax(exp2(*out) * storage, 1.0 / 64));
+	return true;
 }
 
 void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops *path, int mode,
@@ -559,7 +561,7 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	if (!r->ctx->cost.fixed && r->write && !durable(r)) {
 		uint32_t n;
 		float wb;
-		bool storage_only;
+		double model = e->ops_ns + e->bytes_ns + e->walk_ns;
 
 		/* what syncs through the library measured of the kind (a write's own time and its
 		 * share of the sync that makes it durable add up); else, for a page-cache write,
@@ -568,15 +570,10 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 		if (n) {
 			lr = (float)log2(exp2(lr) + exp2(wb));
 		} else if (dmaio_cost_write_unseen(r, path->id) &&
-			   writeback_lr(&r->ctx->cost, e->key, &wb, &storage_only)) {
-			double model = e->ops_ns + e->bytes_ns + e->walk_ns;
-
-			/* as a ratio to its whole model: the direct writes' on its storage bytes */
-			if (storage_only && model > 0)
-				wb = (float)log2(fmax(exp2(wb) * (double)sh->dev * p->dev_ns / model,
-						      1.0 / 64));
-			if (wb > lr)
-				lr = wb;
+			   writeback_lr(&r->ctx->cost, e->key,
+					model > 0 ? (double)sh->dev * p->dev_ns / model : 1, &wb) &&
+			   wb > lr) {
+			lr = wb;
 		}
 	}
 	e->ratio = exp2(lr);
