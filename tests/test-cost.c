@@ -74,6 +74,9 @@
  *                writes' ratio and not chosen; reads keep their own; to an O_DSYNC file
  *                they learn their own (durable at completion), are chosen and explored
  *   writeback    small page-cache writes priced by the largest direct writes learned
+ *   writeback-guess-explored  a pick priced by its writeback's guess (the direct writes'
+ *                ratio): a direct path measured often that spends less CPU is backed off as
+ *                any (64 samples: 1 in 256), not explored 1 in 16
  *   pagecache-explored  a page-cache write whose own ratio was learned high (8x, above its
  *                writeback's 1.5x) is explored (its samples the oldest: paths measured
  *                often are explored oldest first); measured at 1x it becomes the pick
@@ -664,6 +667,52 @@ static void t_writeback(void **state)
 	/* the 1 MiB page-cache writes themselves: the 1 MiB direct writes' (their own kind) */
 	x = ratio_of(&w1m, DMAIO_PATH_BUFFERED, NULL);
 	assert_true(x > 1.3 && x < 1.7);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+/* A page-cache write priced by its writeback's guess (4 KiB writes, only 4 KiB direct writes
+ * learned: their ratio on its storage bytes) is the pick; bounce-direct, measured often and
+ * estimated within the window, spends less CPU, so it would be explored at the cadence (1 in
+ * 16). But the guess is bounce-direct's own ratio: its samples move both estimates alike, so
+ * it is backed off as a path measured often (64 samples and more: 1 in 256). */
+static void t_writeback_guess_explored(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f;
+	struct dmaio_req w4;
+	struct view v;
+	unsigned count[DMAIO_PATH_COUNT];
+	const struct dmaio_cost_est *eb, *ex;
+
+	(void)state;
+	c->cost.p.dev_ns *= 5; /* a storage 5x slower than the fixed params': its bytes the most
+				* of a 4 KiB write, bounce-direct within the window of the guess */
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	dmaio_q_req_init(&w4, b, &f, true, 0, 0, 4096, 0, 0);
+	teach_writes(&w4, 40, 8, 0, 40); /* sendfile's own completions far, as udmabuf-direct */
+	for (int i = 0; i < 64; i++)
+		measure(&w4, DMAIO_PATH_BOUNCE_DIRECT, 8);
+	look(&w4, 0, &v);
+	eb = est_of(&v, DMAIO_PATH_BUFFERED);
+	ex = est_of(&v, DMAIO_PATH_BOUNCE_DIRECT);
+	printf("# 4K writes: buffered %.2f us (x%.2f, guessed %d), bounce-direct %.2f us (x%.2f, "
+	       "%u measured; %.2fx), cpu %.2f vs %.2f us: chosen %s\n", eb->est_ns / 1e3, eb->ratio,
+	       eb->wb_guessed, ex->est_ns / 1e3, ex->ratio, ex->samples, ex->est_ns / eb->est_ns,
+	       eb->cpu_ns / 1e3, ex->cpu_ns / 1e3, dmaio_path_name((uint32_t)v.ids[v.pick]));
+	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	assert_true(eb->wb_guessed);
+	assert_false(ex->wb_guessed);
+	assert_true(ex->cpu_ns < eb->cpu_ns);
+	assert_true(ex->est_ns > eb->est_ns * 1.1 && ex->est_ns < eb->est_ns * 1.5);
+	choose_counts(&w4, 1024, DMAIO_CHOOSE_EXPLORE, count);
+	printf("# 1024 choices: %u buffered, %u bounce-direct (exploring), %u udmabuf-direct\n",
+	       count[DMAIO_PATH_BUFFERED], count[DMAIO_PATH_BOUNCE_DIRECT],
+	       count[DMAIO_PATH_UDMABUF_DIRECT]);
+	assert_int_equal(count[DMAIO_PATH_BOUNCE_DIRECT], 1024 / 256);
+	assert_int_equal(count[DMAIO_PATH_BUFFERED], 1024 - 1024 / 256);
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);
 	dmaio_ctx_free(c);
@@ -2578,6 +2627,7 @@ int main(void)
 		cmocka_unit_test(t_stall),
 		cmocka_unit_test(t_pagecache_writes),
 		cmocka_unit_test(t_writeback),
+		cmocka_unit_test(t_writeback_guess_explored),
 		cmocka_unit_test(t_pagecache_explored),
 		cmocka_unit_test(t_cpu_choice),
 		cmocka_unit_test(t_call_cpu),

@@ -336,9 +336,16 @@ static int explore(const struct dmaio_req *r, const int *status, const struct dm
 	 * runs in blocking calls on the worker threads, whose CPU shows only once measured, and
 	 * then with the contention of the calls in flight (rw-file's table walk under the buffer's
 	 * lock: 17-20 CPU s/GiB at 64 KiB ranges in our VM, explored 1 in 16 it took auto's CPU to
-	 * twice either path's); not one aging ("Aging", above) */
+	 * twice either path's); not one aging ("Aging", above). Nor when the pick is a write
+	 * through the page cache priced by its writeback's guess (cost.c writeback_lr()): that
+	 * price is the direct writes' own ratio, so a direct path's samples move both estimates
+	 * alike and can never make it the pick (nor the pick's samples move the guess). Explored
+	 * at the cadence, our 7.3 VM's 4 KiB writes made durable by the application's own
+	 * fdatasync() went `bounce-direct` in bursts of 32 every 512 choices, 2.5-3x slower than
+	 * `buffered` forced and estimated 1.37x of its guess, and auto went 0.61-0.84x of
+	 * `buffered` (bench/RESULTS.md, session 37) */
 	if (x >= 0 && !saver(r, &est[x], &est[p]) && est[x].age <= EXPLORE_AGED &&
-	    (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls)) {
+	    (est[x].cpu_ns >= est[p].cpu_ns || est[x].calls || est[p].wb_guessed)) {
 		for (uint32_t s = est[x].samples / EXPLORE_SETTLED; s && k < EXPLORE_BACKOFF; s >>= 1)
 			k++;
 		if ((tick / every) % (1u << k))
@@ -531,11 +538,11 @@ const struct dmaio_path_ops *dmaio_choose(struct dmaio_req *r, int cached_pct, u
 			unmapped |= status[i] == -ENODEV;
 			continue;
 		}
-		DBG(r->ctx, "  %s: %.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f (%u measured)"
+		DBG(r->ctx, "  %s: %.1f us = (ops %.1f + bytes %.1f + walk %.1f) x %.2f (%u measured%s)"
 		    " + setup %.1f; cpu %.1f (calls' x %.2f, %u measured)", tp->name,
 		    e[i].est_ns / 1e3, e[i].ops_ns / 1e3, e[i].bytes_ns / 1e3, e[i].walk_ns / 1e3,
-		    e[i].ratio, e[i].samples, e[i].setup_ns / 1e3, e[i].cpu_ns / 1e3,
-		    e[i].cpu_ratio, e[i].cpu_samples);
+		    e[i].ratio, e[i].samples, e[i].wb_guessed ? "; its writeback's guess" : "",
+		    e[i].setup_ns / 1e3, e[i].cpu_ns / 1e3, e[i].cpu_ratio, e[i].cpu_samples);
 	}
 	if (first && r->memo)
 		memo_keep(r->memo, r, cached_pct, gen, status, e, w);

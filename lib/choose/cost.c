@@ -543,6 +543,7 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 	e->calls = sh->calls;
 	e->ops = sh->ops + sh->calls;
 	e->age = UINT32_MAX;
+	e->wb_guessed = false;
 	if (!r->ctx->cost.fixed) {
 		cell_get(&r->ctx->cost, e->key, &e->samples, &lr);
 		if (e->samples)
@@ -574,6 +575,7 @@ void dmaio_cost_estimate(const struct dmaio_req *r, const struct dmaio_path_ops 
 					model > 0 ? (double)sh->dev * p->dev_ns / model : 1, &wb) &&
 			   wb > lr) {
 			lr = wb;
+			e->wb_guessed = true;
 		}
 	}
 	e->ratio = exp2(lr);

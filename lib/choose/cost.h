@@ -41,6 +41,9 @@ struct dmaio_cost_est {
 	double cpu_ratio;          /* calls: measured CPU / call_cpu_ns, learned (1 when nothing
 				    * measured); measured, cpu_ns is call_cpu_ns x cpu_ratio + setup */
 	uint32_t cpu_samples;      /* completions behind cpu_ratio */
+	bool wb_guessed;           /* a write through the page cache priced by its writeback's
+				    * guess, the direct writes' ratio (cost.c writeback_lr()), above
+				    * its own: a price none of its samples moves */
 	double est_ns;
 };
 
