@@ -608,12 +608,12 @@ static void trace_explain(struct choice_state *c, const struct cell *cl, const c
 static void timed(struct choice_state *c, struct cell *cl, int k)
 {
 	struct cres *rs = &cl->res[k];
-	uint64_t B = buf_size(c, cl), t = 0, t0, t1;
+	uint64_t B = buf_size(c, cl), t = 0, t0, t1, tq, tsync = 0;
 	uint64_t passes = B >= c->o->choice_min_bytes ? 1 : (c->o->choice_min_bytes + B - 1) / B;
 	bool base = c->m[k].path == M_BASE;
 	double cpu = 0, c0, c1, resid, resid_max = 0;
 	size_t nb = 0;
-	char what[48];
+	char what[96];
 	int ret = 0;
 
 	/* the baseline's requests are made outside the timing, once for every pass: the library
@@ -634,9 +634,11 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 		else
 			ret = queue_move(c, c->buf, cl, method_flags(&c->m[k]), (size_t)cl->nr,
 					 rs);
+		tq = now_ns();
 		if (!ret && cl->dir == DIR_WRITE)
 			ret = write_sync(c, base);
 		t1 = now_ns();
+		tsync += t1 - tq;
 		c1 = cpu_now();
 		if (ret < 0) {
 			snprintf(what, sizeof(what), "run %d pass %" PRIu64, rs->n + 1, p + 1);
@@ -650,13 +652,15 @@ static void timed(struct choice_state *c, struct cell *cl, int k)
 		char cn[128];
 
 		trace_flush(rs);
-		fprintf(stderr, PROG ": trace %s %s run %d: %s\n", cell_name(c, cl, cn, sizeof(cn)),
-			c->m[k].name, rs->n + 1, rs->trace);
+		fprintf(stderr, PROG ": trace %s %s run %d (%.1f ms, %.1f of them the sync): %s\n",
+			cell_name(c, cl, cn, sizeof(cn)), c->m[k].name, rs->n + 1, (double)t / 1e6,
+			(double)tsync / 1e6, rs->trace);
 		trace_explain(c, cl, "estimates after");
 		rs->trace[0] = 0;
 		rs->tr_path = -1;
 	} else if (trace_on() && !base) {
-		snprintf(what, sizeof(what), "estimates after %s", c->m[k].name);
+		snprintf(what, sizeof(what), "estimates after %s (%.1f ms, sync %.1f)", c->m[k].name,
+			 (double)t / 1e6, (double)tsync / 1e6);
 		trace_explain(c, cl, what);
 	}
 	rs->mbps[rs->n] = (double)(B * passes) * 1000.0 / (double)t;
