@@ -323,8 +323,12 @@ struct dmaio_req {
 				    * the caller does not wait on each request (an asynchronous
 				    * queue whose caller reaps without waiting, queue.c); 0:
 				    * unknown, a synchronous call, a caller that waits, a question */
-	bool beside_explored;      /* another path's explored request was in flight with it: its
-				    * time measures the mix, not its path (not learned, queue.c) */
+	bool beside_other;         /* another path's request of its kind (or an explored one of
+				    * any kind) was in flight with it: its time measures the mix,
+				    * not its path (not learned, queue.c) */
+	int8_t fly_slot;           /* its slot in its queue's requests in flight per cost key
+				    * (-1: none) */
+	uint32_t mix_seq;          /* its queue's mixes begun, when it began on its path */
 	bool explore_counted;      /* counted in its queue's explored requests in flight */
 	bool bounce_cold;          /* its engine's bounce memory is not made yet: a path through it
 				    * pays for making it (queue.c sets it before a choice) */

@@ -2162,6 +2162,93 @@ static void t_burst_learned(void **state)
 	unlink(path);
 }
 
+/* n writes of 4 KiB through q at offsets from first (4 KiB apart), all pushed, then run and
+ * reaped; each chosen as path */
+static void push_writes(struct dmaio_q *q, struct dmaio_buf *b, struct dmaio_file *f, int first,
+			int n, int path, struct dmaio_req **rs)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t off = (uint64_t)(first + i) << 12;
+
+		rs[i] = dmaio_q_req_get(q);
+		assert_non_null(rs[i]);
+		dmaio_q_req_init(rs[i], b, f, true, off, off, 4096, 0, off);
+		dmaio_q_push(q, rs[i]);
+		if (rs[i]->path->id != path)
+			printf("# request %d: %s\n", first + i, rs[i]->path->name);
+		assert_int_equal(rs[i]->path->id, path);
+	}
+}
+
+static void reap_writes(struct dmaio_q *q, int n)
+{
+	struct dmaio_req *out[16];
+
+	dmaio_q_kick(q);
+	while (n > 0) {
+		int got = dmaio_q_reap(q, out, 16, 1, -1);
+
+		assert_true(got > 0);
+		for (int i = 0; i < got; i++) {
+			assert_int_equal(out[i]->res, 4096);
+			dmaio_q_req_put(q, out[i]);
+		}
+		n -= got;
+	}
+}
+
+/* The pick of a kind changes while requests of it are in flight on the old path: the requests
+ * of both paths in flight together measure the mix (queue.c, fly_count()), and neither path
+ * learns from them; the new path's requests alone after it do learn. */
+static void t_mix_not_learned(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 1u << 20);
+	char path[512];
+	int fd = test_tmpfile(NULL, path, sizeof(path));
+	struct dmaio_req w, *rs[16];
+	struct dmaio_file f;
+	struct dmaio_q *q;
+	uint32_t b0, b1, u0, u1, u2;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(dmaio_file_probe(c, fd, false, &f), 0);
+	dmaio_q_req_init(&w, b, &f, true, 0, 0, 4096, 0, 0);
+	teach_pair(&w, 1.3, 0); /* bounce-direct the pick, udmabuf-direct at 1.3x */
+	assert_int_equal(dmaio_q_new(c, 8, 16, &q), 0);
+	/* the first request (not learned) makes the bounce memory */
+	assert_int_equal(one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT)),
+			 DMAIO_PATH_BOUNCE_DIRECT);
+	c->cost.explore_tick = 1; /* no exploration at the cadence in what follows */
+	push_writes(q, b, &f, 1, 8, DMAIO_PATH_BOUNCE_DIRECT, rs);
+	/* udmabuf-direct measured far cheaper meanwhile: the next ones go there */
+	for (int i = 0; i < 64; i++)
+		measure(&w, DMAIO_PATH_UDMABUF_DIRECT, 1);
+	(void)ratio_of(&w, DMAIO_PATH_BOUNCE_DIRECT, &b0);
+	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &u0);
+	push_writes(q, b, &f, 9, 8, DMAIO_PATH_UDMABUF_DIRECT, rs + 8);
+	reap_writes(q, 16);
+	(void)ratio_of(&w, DMAIO_PATH_BOUNCE_DIRECT, &b1);
+	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &u1);
+	printf("# 8 writes on bounce-direct, then 8 on udmabuf-direct in flight with them: "
+	       "bounce-direct %u -> %u samples, udmabuf-direct %u -> %u\n", b0, b1, u0, u1);
+	assert_int_equal(b1, b0); /* a sum of 8 each, had the mix been learned */
+	assert_int_equal(u1, u0);
+	/* alone, 8 more are learned as a sum */
+	push_writes(q, b, &f, 17, 8, DMAIO_PATH_UDMABUF_DIRECT, rs);
+	reap_writes(q, 8);
+	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &u2);
+	printf("# 8 more on udmabuf-direct alone: %u -> %u samples\n", u1, u2);
+	assert_int_equal(u2, u1 + 1);
+	dmaio_q_free(q);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+	close(fd);
+	unlink(path);
+}
+
 static void t_explore(void **state)
 {
 	struct dmaio_ctx *c = learning_ctx();
@@ -2639,6 +2726,7 @@ int main(void)
 		cmocka_unit_test(t_explore_unmeasured),
 		cmocka_unit_test(t_explore_held_by_setup),
 		cmocka_unit_test(t_burst_learned),
+		cmocka_unit_test(t_mix_not_learned),
 		cmocka_unit_test(t_stale_explored),
 		cmocka_unit_test(t_aging),
 		cmocka_unit_test(t_explore_settle),

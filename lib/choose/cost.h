@@ -56,6 +56,8 @@ uint64_t dmaio_cost_gen(const struct dmaio_ctx *c);
 
 /* The path a cost key is of (a key: bit 31, path << 24, then the kind of request) */
 #define DMAIO_COST_KEY_PATH(key) (((key) >> 24) & 0x7fu)
+/* A cost key's kind, whatever its path */
+#define DMAIO_COST_KEY_KIND(key) ((key) & ~(0x7fu << 24))
 
 /* The params of DMAIO_COST=fixed (the same on every machine: tests), and the params derived
  * from the two measured ones (a memory copy per byte, a trivial syscall). */

@@ -87,6 +87,23 @@ struct dmaio_q {
 	 * after it; the next pass went `udmabuf-direct`, 0.74x of `buffered` forced
 	 * (bench/RESULTS.md, session 29). */
 	unsigned explore_open;
+	/* Requests in flight per cost key (its kind and path; the first FLY_KEYS keys at once):
+	 * when a request begins on a path while one of its kind is in flight on another, a mix
+	 * begins (mix_seq), and neither it nor any request in flight then is learned (each keeps
+	 * the mixes begun when it began: one begun before it finishes marks it). Beside each other
+	 * the paths of one kind measure the mix, not their paths, and the pick changes where their
+	 * estimates cross: our 7.3 VM's 64 KiB reads into a 512 MiB system-heap buffer learned
+	 * rw-file at 0.62x and bounce-direct at 0.88-0.97x forced, and 0.37x and 2.03x in a pass of
+	 * auto that went from one to the other and back every few dozen requests (an op's own
+	 * copy on the queue's thread stops the clock for the others, while rw-file's calls go on
+	 * on the worker threads beside it); auto went at 0.63x of bounce-direct forced
+	 * (bench/RESULTS.md, session 38). Another kind's mix marks the requests in flight too:
+	 * less learned, never a mix learned as a path. */
+	struct {
+		uint32_t key;
+		unsigned n;
+	} fly[8];
+	uint32_t mix_seq;
 	struct {
 		uint32_t key, gen;
 		unsigned left;        /* requests still to be chosen in it */
@@ -221,6 +238,51 @@ static void explore_uncount(struct dmaio_q *q, struct dmaio_req *r)
 	}
 }
 
+#define FLY_KEYS (sizeof(((struct dmaio_q *)0)->fly) / sizeof(((struct dmaio_q *)0)->fly[0]))
+
+/* r begins on its path as cost key's kind: counted in flight; a mix begins when a request of its
+ * kind is in flight on another path */
+static void fly_count(struct dmaio_q *q, struct dmaio_req *r, uint32_t key)
+{
+	int slot = -1, free_slot = -1;
+	bool mixed = false;
+
+	for (int i = 0; i < (int)FLY_KEYS; i++) {
+		if (!q->fly[i].n) {
+			if (free_slot < 0)
+				free_slot = i;
+			continue;
+		}
+		if (q->fly[i].key == key)
+			slot = i;
+		else if (DMAIO_COST_KEY_KIND(q->fly[i].key) == DMAIO_COST_KEY_KIND(key))
+			mixed = true;
+	}
+	if (slot < 0 && free_slot >= 0) {
+		slot = free_slot;
+		q->fly[slot].key = key;
+	}
+	if (slot >= 0)
+		q->fly[slot].n++;
+	r->fly_slot = (int8_t)slot;
+	if (mixed) {
+		q->mix_seq++;
+		r->beside_other = true;
+	}
+	r->mix_seq = q->mix_seq;
+}
+
+/* r's path ended (it finishes, or falls back): no longer in flight; a mix begun meanwhile
+ * marks it */
+static void fly_uncount(struct dmaio_q *q, struct dmaio_req *r)
+{
+	if (r->fly_slot >= 0)
+		q->fly[r->fly_slot].n--;
+	r->fly_slot = -1;
+	if (r->mix_seq != q->mix_seq)
+		r->beside_other = true;
+}
+
 /* r, an explored request, begins: it and the requests in flight with it measure the mix */
 static void explore_count(struct dmaio_q *q, struct dmaio_req *r)
 {
@@ -228,7 +290,7 @@ static void explore_count(struct dmaio_q *q, struct dmaio_req *r)
 	r->explore_counted = true;
 	for (struct dmaio_req *o = q->active; o; o = o->next)
 		if (o != r)
-			o->beside_explored = true;
+			o->beside_other = true;
 }
 
 /* The service clock to now, before the number of ops in flight changes. */
@@ -333,6 +395,7 @@ void dmaio_q_req_init(struct dmaio_req *r, struct dmaio_buf *buf, struct dmaio_f
 	r->flags = flags;
 	r->user_data = user_data;
 	r->slot = -1;
+	r->fly_slot = -1;
 	r->stop_at = UINT64_MAX;
 	r->forced = (int)(flags & DMAIO_RW_PATH_MASK);
 	if (!r->forced)
@@ -428,6 +491,7 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 
 	list_remove(&q->active, &q->active_tail, r);
 	q->started--;
+	fly_uncount(q, r);
 	if (res == -EFAULT && r->buf->revocable) {
 		/* the kernel met a fault on the buffer's mapping: its exporter took the memory
 		 * away (a VFIO device's memory disabled or revoked) */
@@ -467,7 +531,7 @@ static void finish(struct dmaio_q *q, struct dmaio_req *r, int64_t res, uint64_t
 	 * threads started, pages faulted) */
 	one_path = q->prog.completed > 1 && r->res >= 0 && !r->fallbacks && r->path && done &&
 		   !r->start && r->path_bytes[r->path->id] == done;
-	learnable = one_path && (r->explored || !r->beside_explored);
+	learnable = one_path && (r->explored || !r->beside_other);
 	/* the CPU its blocking calls took is its own, whatever ran beside it */
 	cpu_learnable = one_path && r->cost_cpu_model_ns > 0 && r->cpu_calls_ns > 0;
 	explore_uncount(q, r);
@@ -537,10 +601,12 @@ static void start_path(struct dmaio_q *q, struct dmaio_req *r, int cached_pct)
 		r->cost_pick_ns = est.pick_ns;
 		r->explored = est.explored;
 		explore_uncount(q, r); /* a refusal's fallback: chosen anew */
+		fly_uncount(q, r);
+		fly_count(q, r, est.key);
 		if (r->explored)
 			explore_count(q, r);
 		else if (q->explore_open)
-			r->beside_explored = true;
+			r->beside_other = true;
 		r->path = p;
 		r->slot = -1;
 		r->end = r->len;
@@ -754,7 +820,9 @@ void dmaio_q_push(struct dmaio_q *q, struct dmaio_req *r)
 	q->held++;
 	q->started++;
 	r->burst_gen = 0;
-	r->beside_explored = r->explore_counted = false;
+	r->beside_other = r->explore_counted = false;
+	r->fly_slot = -1;
+	r->mix_seq = q->mix_seq;
 	q->prog.submitted++;
 	q->prog.bytes_submitted += r->len;
 	list_append(&q->active, &q->active_tail, r);
