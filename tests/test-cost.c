@@ -1181,6 +1181,18 @@ static void t_caller_waits(void **state)
 }
 
 /* One 4 KiB write from b at off through q, waited for: the path that served it. */
+/* The end of a test of a queue writing b into a temporary file (fd, path) probed as f */
+static void q_file_done(struct dmaio_q *q, struct dmaio_file *f, struct dmaio_buf *b,
+			struct dmaio_ctx *c, int fd, const char *path)
+{
+	dmaio_q_free(q);
+	dmaio_file_release(f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+	close(fd);
+	unlink(path);
+}
+
 static int one_write(struct dmaio_q *q, struct dmaio_buf *b, struct dmaio_file *f, uint64_t off,
 		     uint32_t flags)
 {
@@ -1409,12 +1421,7 @@ static void t_sync_learned(void **state)
 	close(pfd[0]);
 	close(pfd[1]);
 	assert_int_equal(kept_count(c, &f), 1); /* none of them synced */
-	dmaio_q_free(q);
-	dmaio_file_release(&f);
-	dmaio_buf_free(b);
-	dmaio_ctx_free(c);
-	close(fd);
-	unlink(path);
+	q_file_done(q, &f, b, c, fd, path);
 }
 
 /* DMAIO_COST=fixed: a sync learns nothing, keeps nothing */
@@ -1435,12 +1442,7 @@ static void t_sync_fixed(void **state)
 	one_write(q, b, &f, 0, DMAIO_RW_PATH(DMAIO_PATH_BOUNCE_DIRECT));
 	assert_int_equal(kept_count(c, &f), 0);
 	assert_int_equal(dmaio_file_sync(&f, DMAIO_SYNC_DATA), 0);
-	dmaio_q_free(q);
-	dmaio_file_release(&f);
-	dmaio_buf_free(b);
-	dmaio_ctx_free(c);
-	close(fd);
-	unlink(path);
+	q_file_done(q, &f, b, c, fd, path);
 }
 
 /* An exploration's time is learned when it finishes, alone: explored one request at a time, a
@@ -1480,12 +1482,7 @@ static void t_explored_alone(void **state)
 	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &n1);
 	printf("# one explored 4 KiB write: udmabuf-direct %u -> %u samples\n", n0, n1);
 	assert_int_equal(n1, n0 + 1);
-	dmaio_q_free(q);
-	dmaio_file_release(&f);
-	dmaio_buf_free(b);
-	dmaio_ctx_free(c);
-	close(fd);
-	unlink(path);
+	q_file_done(q, &f, b, c, fd, path);
 }
 
 /* Exploration in bursts (choose.c): a request that may have a queue's depth of requests in
@@ -2154,12 +2151,7 @@ static void t_burst_learned(void **state)
 	(void)ratio_of(&w, DMAIO_PATH_BOUNCE_DIRECT, &p1);
 	printf("# the pick's 8 beside the burst: bounce-direct %u -> %u samples\n", p0, p1);
 	assert_int_equal(p1, p0);
-	dmaio_q_free(q);
-	dmaio_file_release(&f);
-	dmaio_buf_free(b);
-	dmaio_ctx_free(c);
-	close(fd);
-	unlink(path);
+	q_file_done(q, &f, b, c, fd, path);
 }
 
 /* n writes of 4 KiB through q at offsets from first (4 KiB apart), all pushed, then run and
@@ -2241,12 +2233,7 @@ static void t_mix_not_learned(void **state)
 	(void)ratio_of(&w, DMAIO_PATH_UDMABUF_DIRECT, &u2);
 	printf("# 8 more on udmabuf-direct alone: %u -> %u samples\n", u1, u2);
 	assert_int_equal(u2, u1 + 1);
-	dmaio_q_free(q);
-	dmaio_file_release(&f);
-	dmaio_buf_free(b);
-	dmaio_ctx_free(c);
-	close(fd);
-	unlink(path);
+	q_file_done(q, &f, b, c, fd, path);
 }
 
 static void t_explore(void **state)
