@@ -97,7 +97,7 @@ struct dmaio_q {
 	 * auto that went from one to the other and back every few dozen requests (an op's own
 	 * copy on the queue's thread stops the clock for the others, while rw-file's calls go on
 	 * on the worker threads beside it); auto went at 0.63x of bounce-direct forced
-	 * (bench/RESULTS.md, session 38). Another kind's mix marks the requests in flight too:
+	 * (bench/RESULTS.md, C62 and C64). Another kind's mix marks the requests in flight too:
 	 * less learned, never a mix learned as a path. */
 	struct {
 		uint32_t key;
