@@ -114,7 +114,7 @@ static void usage(FILE *out)
 		"forced with DMAIO_RW_NO_FALLBACK (lib:PATH; a path that refuses is \"cannot serve\"),\n"
 		"against the O_DIRECT io_uring baseline into anonymous memory (same ranges, requests of at\n"
 		"most --chunk, --depth in flight). Reads cold, writes with a final fdatasync(); every method\n"
-		"of every cell checked byte by byte once before the timed runs (unless --no-verify).\n"
+		"of every cell checked byte by byte once, cold, before the timed runs (unless --no-verify).\n"
 		"  --choice-bufs LIST    buffer sizes (default 16M,512M); the test file is as large as the\n"
 		"                        largest\n"
 		"  --choice-ranges LIST  range sizes, multiples of 4K (default 4K,64K,1M,16M); a range size\n"
