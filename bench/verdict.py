@@ -248,7 +248,7 @@ def choice_targets(rows, v):
         cells.setdefault(key, []).append(r)
     counts = {"ok": 0, "miss": 0, "FAIL": 0}
     late = {"ok": 0, "miss": 0, "FAIL": 0}
-    noisy = same = 0
+    noisy = same = mixed_ok = 0
     known = False  # auto's bytes per path (a JSON)
     worst = None
     lines = []
@@ -286,6 +286,16 @@ def choice_targets(rows, v):
             share = ", %.0f%% of auto's bytes on it" % (100 * on)
             if on >= SAME_PATH:
                 same += 1
+            # auto's bytes at the speeds their paths ran forced: the choice's own share of
+            # the gap. At >= CHOICE_OK the choice would have been ok and the pass lost its
+            # time elsewhere (its noise, the cost of its mixing); below, the choice itself
+            speed = {r["method"][len("lib:"):]: r["mbps_median"] for r in forced}
+            t = sum(b / speed[p] for p, b in pb.items() if speed.get(p, 0) > 0)
+            if t > 0 and all(speed.get(p, 0) > 0 for p, b in pb.items() if b):
+                mx = total / t / best["mbps_median"]
+                share += ", its mix at the forced speeds %.2fx" % mx
+                if mx >= CHOICE_OK:
+                    mixed_ok += 1
         # the last pair side by side (dmaio-bench's --choice-repeat: lib:auto after it has
         # learned from every forced run of the cell), when the JSON has the samples
         last = ""
@@ -315,8 +325,9 @@ def choice_targets(rows, v):
         v.lines.append("  the last sample pair of each cell alone (with dmaio-bench --choice-repeat: "
                        "lib:auto after every forced run of the cell): %d ok, %d miss, %d FAIL" %
                        (late["ok"], late["miss"], late["FAIL"]))
-    on_best = "; %d with at least %.0f%% of auto's bytes on the best path itself" % (
-        same, 100 * SAME_PATH) if known else ""
+    on_best = ("; %d with at least %.0f%% of auto's bytes on the best path itself; %d whose "
+               "byte mix at the forced paths' speeds is at least %.2fx") % (
+        same, 100 * SAME_PATH, mixed_ok, CHOICE_OK) if known else ""
     detail = "%d cells: %d ok, %d miss, %d FAIL (%d of them within the best's spread%s)%s" % (
         judged, counts["ok"], counts["miss"], counts["FAIL"], noisy, on_best,
         "; worst %.2fx (%s)" % worst if worst else "")

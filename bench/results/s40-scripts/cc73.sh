@@ -1,4 +1,5 @@
 #!/bin/sh
+# (run at the experiment commit, with a temporary DMAIO_BENCH_CHECK_COLD knob in check_one(); since fe0f013 every check pass is cold and the knob is gone)
 # 7.3, cma=768M: the CMA 512M 4K write cell (one run, auto first), traced; processes alternate
 # between the check pass as it is (the file warm from the previous check's read-back) and
 # DMAIO_BENCH_CHECK_COLD=1 (the file made cold before each check pass, as a timed pass is)
