@@ -394,6 +394,33 @@ else:
     r = run([bench, "--dir", tmp, "--tests", "choice", "--choice-repeat", "9"], timeout=60)
     check("choice: --choice-repeat 9: exit 2", r.returncode == 2, r.returncode)
 
+# ---- made-up choice cells: the byte mix of a miss at its paths' forced speeds ------------------
+def choice_row(method, mbps, path_bytes=None, count=4):
+    r = {"test": "choice", "provider": "system", "size_bytes": 1 << 20, "count": count,
+         "dir": "write", "method": method, "path": method[4:], "runs": 1, "mbps_median": mbps,
+         "mbps_min": mbps, "mbps_max": mbps, "status": "ok"}
+    if path_bytes:
+        r["path_bytes"] = path_bytes
+    return r
+
+
+MB = 1 << 20
+fj = os.path.join(tmp, "fake-choice.json")
+with open(fj, "w") as f:
+    json.dump({"results": [
+        # a cell the choice missed: 3/4 of auto's bytes on A (100 MB/s forced), 1/4 on B (50):
+        # at those speeds the mix runs 1 / (0.75 / 100 + 0.25 / 50) = 80 MB/s, 0.80x of A
+        choice_row("lib:auto", 80, {"A": 3 * MB, "B": MB}), choice_row("lib:A", 100),
+        choice_row("lib:B", 50),
+        # a cell whose pass missed with every byte on the best path: its mix is 1.00x
+        choice_row("lib:auto", 85, {"A": 8 * MB}, 8), choice_row("lib:A", 100, count=8),
+        choice_row("lib:B", 50, count=8)]}, f)
+rc, vo = verdicts(fj)
+check("choice, made up: the mix of a miss at its paths' forced speeds",
+      rc == 0 and "= 0.80x" in vo and "its mix at the forced speeds 0.80x" in vo and
+      "= 0.85x" in vo and "its mix at the forced speeds 1.00x" in vo and
+      "1 whose byte mix at the forced paths' speeds is at least 0.90x" in vo, vo[-900:])
+
 # ---- dmaio-bench-model -----------------------------------------------------------------------
 load = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(bench))), "examples", "dmaio-load")
 if model_bench and os.access(load, os.X_OK):
