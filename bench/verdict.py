@@ -290,9 +290,8 @@ def choice_targets(rows, v):
             # the gap. At >= CHOICE_OK the choice would have been ok and the pass lost its
             # time elsewhere (its noise, the cost of its mixing); below, the choice itself
             speed = {r["method"][len("lib:"):]: r["mbps_median"] for r in forced}
-            t = sum(b / speed[p] for p, b in pb.items() if speed.get(p, 0) > 0)
-            if t > 0 and all(speed.get(p, 0) > 0 for p, b in pb.items() if b):
-                mx = total / t / best["mbps_median"]
+            if all(speed.get(p, 0) > 0 for p, b in pb.items() if b):
+                mx = total / sum(b / speed[p] for p, b in pb.items() if b) / best["mbps_median"]
                 share += ", its mix at the forced speeds %.2fx" % mx
                 if mx >= CHOICE_OK:
                     mixed_ok += 1

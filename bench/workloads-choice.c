@@ -21,8 +21,7 @@
  * buffer serves every range size and direction of its size, and so does the baseline's
  * memory. Before the first timed run every method of every cell moves the whole buffer once,
  * cold as a timed pass, and every byte is checked, which also finds the paths that cannot
- * serve; each later run
- * warms every method up on its new buffer. The methods of a cell run back to back, their order
+ * serve; each later run warms every method up on its new buffer. The methods of a cell run back to back, their order
  * reversed every other run; then (--choice-repeat, 1 by default) the fastest forced path so far
  * and lib:auto run again, side by side, in turn which first.
  *
@@ -488,11 +487,12 @@ static void check_one(struct choice_state *c, struct cell *cl, int k)
 		fill_mem(mem, owner, 0xa5, 0, B);
 	}
 	/* cold, as every timed pass is: the library learns from this pass too (it is auto's
-	 * only lesson before its first timed pass), and the previous check left the whole
-	 * file in the page cache (its read-back, or the reads). Warm, our 7.3 VM's 4 KiB
-	 * writes into a 512 MiB CMA buffer taught `buffered` 8.1x and 16.7x, cold 1.7x, the
-	 * 1.4-2.1x it measures in the timed passes, and auto's first pass began on a path 3x
-	 * slower (bench/RESULTS.md, session 40) */
+	 * only lesson before its first timed pass), and the previous check left the buffer's
+	 * part of the file in the page cache (its read-back, or the reads), in the large
+	 * folios of readahead. Warm, our 7.3 VM's 4 KiB writes into a 512 MiB CMA buffer
+	 * taught `buffered` 8.1x and 16.7x, cold 1.7x, the 1.4-2.1x it measures in the timed
+	 * passes, and auto's first pass began on a path 3x slower (bench/RESULTS.md,
+	 * session 40) */
 	make_cold(&c->fd, &c->fsize, 1, &c->resid_how);
 	ret = move(c, cl, k, 0);
 	if (ret < 0) {
