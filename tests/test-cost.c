@@ -348,6 +348,28 @@ static void measure(struct dmaio_req *r, int path, double x)
 	dmaio_cost_learn(r, (uint64_t)(r->cost_model_ns * x));
 }
 
+/* the same, an exploration's request alone (learned as any path's: cost.c, PC_TAU_NS) */
+static void measure_explored(struct dmaio_req *r, int path, double x)
+{
+	struct view v;
+	const struct dmaio_cost_est *e;
+	double m;
+
+	look(r, 0, &v);
+	e = est_of(&v, path);
+	m = e->ops_ns + e->bytes_ns + e->walk_ns;
+	dmaio_cost_learn_explored(r->ctx, e->key, m * x, m);
+}
+
+/* one sum of the pick's requests of path that took span_ns, at factor x their model */
+static void measure_span(struct dmaio_req *r, int path, double x, double span_ns)
+{
+	struct view v;
+
+	look(r, 0, &v);
+	dmaio_cost_learn_sum(r->ctx, est_of(&v, path)->key, span_ns, span_ns / x);
+}
+
 /* 24 finished writes of r on each write path measured at its factor (0: that path not) */
 static void teach_writes(struct dmaio_req *r, double udmabuf_direct, double bounce_direct,
 			 double buffered, double sendfile)
@@ -752,11 +774,77 @@ static void t_pagecache_explored(void **state)
 	printf("# %u choices: %u buffered (explored)\n", n, nbuf);
 	assert_true(nbuf > 0 && nbuf < n / 8);
 	for (int i = 0; i < 16; i++) /* what its explored writes measure */
-		measure(&w4, DMAIO_PATH_BUFFERED, 1);
+		measure_explored(&w4, DMAIO_PATH_BUFFERED, 1);
 	look(&w4, 0, &v);
 	printf("# buffered measured at 1x: x%.2f, chosen %s\n",
 	       est_of(&v, DMAIO_PATH_BUFFERED)->ratio, dmaio_path_name((uint32_t)v.ids[v.pick]));
 	assert_int_equal(v.ids[v.pick], DMAIO_PATH_BUFFERED);
+	dmaio_file_release(&f);
+	dmaio_buf_free(b);
+	dmaio_ctx_free(c);
+}
+
+/* The pick's samples of a settled page-cache write kind count by their time (cost.c,
+ * PC_TAU_NS): a stretch of a few hundred requests at 2x, milliseconds in all (the end of a pass
+ * that met the writeback under way), leaves its price as it was, where the same stretch moves a
+ * direct write's 2x; seconds of it move it most of the way; an exploration's samples move it as
+ * any path's. */
+static void t_pagecache_memory(void **state)
+{
+	struct dmaio_ctx *c = learning_ctx();
+	struct dmaio_buf *b = memfd_buf(c, 16u << 20);
+	struct dmaio_file f, fs;
+	struct dmaio_req w4, ws;
+	double pc, d, x;
+	int fd = open(src_path, O_RDWR | O_DSYNC | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(dmaio_file_probe(c, src_fd, false, &f), 0);
+	assert_int_equal(dmaio_file_probe(c, fd, false, &fs), 0);
+	/* buffered 4 KiB writes (no direct write of the file learned: priced at their own);
+	 * udmabuf-direct's to the same file opened O_DSYNC, and buffered's there (a write's time
+	 * is its cost: learned as any path's) */
+	dmaio_q_req_init(&w4, b, &f, true, 0, 0, 4096, 0, 0);
+	dmaio_q_req_init(&ws, b, &fs, true, 0, 0, 4096, 0, 0);
+	for (int i = 0; i < 16; i++) {
+		measure_span(&w4, DMAIO_PATH_BUFFERED, 1.6, 300e3); /* 8 writes of 37 us */
+		measure_span(&ws, DMAIO_PATH_UDMABUF_DIRECT, 4, 300e3);
+		measure_span(&ws, DMAIO_PATH_BUFFERED, 1.6, 300e3);
+	}
+	pc = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
+	d = ratio_of(&ws, DMAIO_PATH_UDMABUF_DIRECT, NULL);
+	close_to(pc, 1.6, "buffered's ratio, 16 samples at 1.6x");
+	close_to(d, 4, "udmabuf-direct's, 16 at 4x");
+	/* (started from its sibling's 4x, at most 2x a sample) */
+	assert_true(ratio_of(&ws, DMAIO_PATH_BUFFERED, NULL) < 1.7);
+	/* 16 samples (128 requests, 10 ms) at twice their ratio */
+	for (int i = 0; i < 16; i++) {
+		measure_span(&w4, DMAIO_PATH_BUFFERED, 3.2, 600e3);
+		measure_span(&ws, DMAIO_PATH_UDMABUF_DIRECT, 8, 600e3);
+		measure_span(&ws, DMAIO_PATH_BUFFERED, 3.2, 600e3);
+	}
+	x = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
+	printf("# 10 ms at 2x: buffered x%.3f (was %.2f); O_DSYNC: udmabuf-direct x%.2f (was %.2f), "
+	       "buffered x%.2f\n", x, pc, ratio_of(&ws, DMAIO_PATH_UDMABUF_DIRECT, NULL), d,
+	       ratio_of(&ws, DMAIO_PATH_BUFFERED, NULL));
+	assert_true(x > pc && x < pc * 1.02);
+	assert_true(ratio_of(&ws, DMAIO_PATH_UDMABUF_DIRECT, NULL) > d * 1.8);
+	assert_true(ratio_of(&ws, DMAIO_PATH_BUFFERED, NULL) > 1.6 * 1.8);
+	/* 3 s of it (a second's worth per 1/e of the way) */
+	for (int i = 0; i < 300; i++)
+		measure_span(&w4, DMAIO_PATH_BUFFERED, 3.2, 10e6);
+	x = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
+	printf("# 3 s at 2x: buffered x%.2f\n", x);
+	assert_true(x > 3.2 * 0.9 && x <= 3.2 * (1 + 1e-5));
+	/* its explored requests move it as any path's: 16 at 1.6x, each 1/8 of the way */
+	for (int i = 0; i < 16; i++)
+		measure_explored(&w4, DMAIO_PATH_BUFFERED, 1.6);
+	x = ratio_of(&w4, DMAIO_PATH_BUFFERED, NULL);
+	printf("# 16 explored at 1.6x: buffered x%.2f\n", x);
+	assert_true(x < 3.2 * 0.9 && x > 1.6);
+	dmaio_file_release(&fs);
+	close(fd);
 	dmaio_file_release(&f);
 	dmaio_buf_free(b);
 	dmaio_ctx_free(c);
@@ -2703,6 +2791,7 @@ int main(void)
 		cmocka_unit_test(t_writeback),
 		cmocka_unit_test(t_writeback_guess_explored),
 		cmocka_unit_test(t_pagecache_explored),
+		cmocka_unit_test(t_pagecache_memory),
 		cmocka_unit_test(t_cpu_choice),
 		cmocka_unit_test(t_call_cpu),
 		cmocka_unit_test(t_call_cpu_queue),

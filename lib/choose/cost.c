@@ -231,7 +231,7 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
  * not rule a path out, since a path not chosen is never measured again. Once a path has 8
  * samples, one counts at most 2x its ratio (cell_add: a device's stall). */
 /* cur moved toward obs by 1/w of the way, at most 2x either way */
-static double mean_step(double cur, double obs, unsigned w)
+static double mean_step(double cur, double obs, double w)
 {
 	return fmin(fmax(cur + (obs - cur) / w, cur / 2), cur * 2);
 }
@@ -240,7 +240,37 @@ static double mean_step(double cur, double obs, unsigned w)
  * the way a sample, not an eighth: see there */
 #define BURST_DROP_W 2u
 
-static void cell_add_w(struct dmaio_cost *c, uint32_t key, float obs, bool burst)
+/* How a sample is learned: a sum of the pick's requests, an exploration's sum (a burst shorter
+ * than LEARN_BATCH, a request alone), or an exploration's burst of LEARN_BATCH or more */
+enum learn_how { LEARN_PICK, LEARN_EXPLORED, LEARN_BURST };
+
+/* A page-cache write's time is the state of the file's dirty pages more than its own work: how
+ * many are dirty, and whether writeback is under way behind it (the kernel's flusher, the
+ * dirty-page throttling). That state moves over seconds, and a sync through the library resets
+ * it; eight samples of 8 requests are a few hundred microseconds of 4 KiB writes. Our 6.12 VM's
+ * 4 KiB writes into a 512 MiB udmabuf buffer, forced `buffered` for a pass of 4.9 s, came out of
+ * it priced at 3.44x (the pass before: 1.63x), where the pass as a whole took what the others
+ * did: the writeback had run during its last part (its sync took 270 ms, the others' 830), and
+ * the last 64 requests were the ratio. The next pass began on `udmabuf-direct` (77.8 us a write
+ * against 78.5: 1.8x slower forced), and with four pairs a cell the same cell went 0.52x of
+ * `buffered` once (bench/RESULTS.md, session 41). So the pick's samples of a settled page-cache
+ * write kind count by their time, not their number: a sample weighs its measured time over
+ * PC_TAU_NS (never more than a sample of any other kind, 1/8), and the ratio is what the kind's
+ * last second or so of requests measured. An exploration's samples count as any path's: they
+ * are few, and they are how a kind priced out of the pick comes back. */
+#define PC_TAU_NS 1e9
+#define PC_W_MAX 65536.0
+
+/* key is of writes through the page cache that complete before the storage sees them */
+static bool unseen_key(uint32_t key)
+{
+	return KEY_MODE(key) == 2 && !(key & (KEY_DURABLE | KEY_SYNCED | KEY_CPU)) &&
+	       unseen_id((int)DMAIO_COST_KEY_PATH(key));
+}
+
+/* span_ns: the sample's measured time (LEARN_PICK: a sum of the pick's requests) */
+static void cell_add_w(struct dmaio_cost *c, uint32_t key, float obs, enum learn_how how,
+		       double span_ns)
 {
 	struct dmaio_cost_cell *cell = cell_find(c, key, true);
 	uint64_t old, nv;
@@ -264,6 +294,11 @@ static void cell_add_w(struct dmaio_cost *c, uint32_t key, float obs, bool burst
 	 * 2x in 6 samples, 10x in 20 (160 requests). Syncs and mappings are learned whole, and
 	 * so is a CPU ratio's first sample (a thread's own CPU time: no device stalls in it). */
 	bool winsor = (KEY_PATH_MASK & key) && !(key & (KEY_SYNCED | KEY_CPU));
+	bool burst = how == LEARN_BURST;
+	/* a settled kind's weight: 1/8 a sample, or a page-cache write's by its time (above) */
+	double settled_w = how == LEARN_PICK && span_ns > 0 && unseen_key(key)
+				   ? fmax(8, fmin(PC_W_MAX, PC_TAU_NS / span_ns))
+				   : 8;
 
 	if (!cell)
 		return;
@@ -284,7 +319,7 @@ static void cell_add_w(struct dmaio_cost *c, uint32_t key, float obs, bool burst
 		else
 			lr = (float)log2(mean_step(exp2(lr),
 						   exp2(n + 1 >= 8 && winsor ? fminf(obs, lr + 1) : obs),
-						   n + 1 < 8 ? n + 1 : 8));
+						   n + 1 < 8 ? n + 1 : settled_w));
 		memcpy(&bits, &lr, sizeof(bits));
 		nv = (uint64_t)(n < UINT32_MAX ? n + 1 : n) << 32 | bits;
 	} while (!__atomic_compare_exchange_n(&cell->val, &old, nv, true, __ATOMIC_RELAXED,
@@ -296,7 +331,7 @@ static void cell_add_w(struct dmaio_cost *c, uint32_t key, float obs, bool burst
 
 static void cell_add(struct dmaio_cost *c, uint32_t key, float obs)
 {
-	cell_add_w(c, key, obs, false);
+	cell_add_w(c, key, obs, LEARN_EXPLORED, 0);
 }
 
 /* Automatic choices made since key's ratio last learned a sample (UINT32_MAX: none). */
@@ -703,9 +738,9 @@ void dmaio_cost_learn_sync(struct dmaio_ctx *ctx, uint64_t dev, uint64_t ino, bo
 	}
 }
 
-/* samples sums of key's kind at service_ns / model_ns (clamped), of a burst or not */
+/* samples sums of key's kind at service_ns / model_ns (clamped), learned as how says */
 static void learn_ratio(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns,
-			unsigned samples, bool burst)
+			unsigned samples, enum learn_how how)
 {
 	double ratio;
 
@@ -713,12 +748,18 @@ static void learn_ratio(struct dmaio_ctx *c, uint32_t key, double service_ns, do
 		return;
 	ratio = fmin(fmax(service_ns / model_ns, 1.0 / 64), 1024);
 	for (unsigned i = 0; i < samples; i++)
-		cell_add_w(&c->cost, key, (float)log2(ratio), burst);
+		cell_add_w(&c->cost, key, (float)log2(ratio), how, service_ns / samples);
 }
 
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns)
 {
-	learn_ratio(c, key, service_ns, model_ns, 1, false);
+	learn_ratio(c, key, service_ns, model_ns, 1, LEARN_PICK);
+}
+
+void dmaio_cost_learn_explored(struct dmaio_ctx *c, uint32_t key, double service_ns,
+			       double model_ns)
+{
+	learn_ratio(c, key, service_ns, model_ns, 1, LEARN_EXPLORED);
 }
 
 /* An exploration's burst is a run as deep as the queue, measured as the path runs when it is
@@ -733,7 +774,7 @@ void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, 
 void dmaio_cost_learn_burst(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns,
 			    unsigned samples)
 {
-	learn_ratio(c, key, service_ns, model_ns, samples, true);
+	learn_ratio(c, key, service_ns, model_ns, samples, LEARN_BURST);
 }
 
 void dmaio_cost_learn_cpu(struct dmaio_ctx *c, uint32_t key, double cpu_ns, double model_ns)

@@ -87,9 +87,13 @@ void dmaio_cost_learn(struct dmaio_req *r, uint64_t service_ns);
  * threads spent in their calls (cpu_ns) against the model's (model_ns: their call_cpu_ns
  * summed). One sample of the kind's CPU ratio, which scales the path's cpu_ns from then on. */
 void dmaio_cost_learn_cpu(struct dmaio_ctx *c, uint32_t key, double cpu_ns, double model_ns);
-/* The same for several requests of one key at once: their summed time against their summed
- * model (one sample). */
+/* The same for several requests of one key at once, the pick's: their summed time against
+ * their summed model (one sample; a page-cache write's weighs its time, cost.c PC_TAU_NS). */
 void dmaio_cost_learn_sum(struct dmaio_ctx *c, uint32_t key, double service_ns, double model_ns);
+/* The same for an exploration's requests fewer than a burst (a request alone): one sample of
+ * the weight of any path's. */
+void dmaio_cost_learn_explored(struct dmaio_ctx *c, uint32_t key, double service_ns,
+			       double model_ns);
 
 /* A write of r finished, done bytes of it written (to a file without O_SYNC / O_DSYNC): kept
  * under its kind (r->cost_key, with r->cost_model_ns) for the file's next sync through the

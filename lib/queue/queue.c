@@ -185,8 +185,8 @@ static void burst_flush(struct dmaio_q *q)
 			dmaio_cost_learn_burst(q->ctx, q->burst.key, q->burst.service,
 					       q->burst.model, q->burst.n / LEARN_BATCH);
 		else
-			dmaio_cost_learn_sum(q->ctx, q->burst.key, q->burst.service,
-					     q->burst.model);
+			dmaio_cost_learn_explored(q->ctx, q->burst.key, q->burst.service,
+						  q->burst.model);
 		/* what it took beyond the pick's time and the budget's grant (its share of it
 		 * for the learned ones) is paid too: a burst of 32 on a path 3-4x slower than
 		 * its estimate cost our VM's 64 KiB writes into a 16 MiB buffer 0.50x */
