@@ -13,6 +13,8 @@
 # three providers with --quick (1 run, --choice-repeat 1) took 23.5 min on 6.12 and 26.8 on 7.3.
 # --tcg-thread multi: one host thread per vCPU, as every result in bench/results was measured
 # (the tests run with one thread for both; tests/vm/README.md, "TCG and text patching").
+# DMAIO_BENCH_TRACE=1 in the environment is passed to the guest's dmaio-bench (each cell's
+# estimates and auto's path runs, in the .log).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
@@ -62,7 +64,9 @@ echo "== $out: --heap $heap $*" >&2
 # each after a marker line, and are split off here
 args=
 (($#)) && args=$(printf " %q" "$@")
-guest="'$build/bench/dmaio-bench' --dir /mnt/ext4 --heap '$heap' --tests choice"
+trace=
+[[ ${DMAIO_BENCH_TRACE:-} =~ ^[0-9]+$ ]] && trace="DMAIO_BENCH_TRACE=$DMAIO_BENCH_TRACE "
+guest="$trace'$build/bench/dmaio-bench' --dir /mnt/ext4 --heap '$heap' --tests choice"
 guest+=" --csv /tmp/choice.csv --json /tmp/choice.json$args; rc=\$?"
 guest+="; echo '=== csv'; cat /tmp/choice.csv; echo '=== json'; cat /tmp/choice.json; exit \$rc"
 rc=0

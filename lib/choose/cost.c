@@ -215,7 +215,8 @@ static bool sibling_lr(const struct dmaio_cost *c, uint32_t key, float *out)
 }
 
 /* Fold one measured log2 ratio in: the mean of the first 8, then a moving average of 1/8
- * weight (a machine's costs drift: other load, the page cache, a kernel's own caches). The
+ * weight (a machine's costs drift: other load, the page cache, a kernel's own caches; the
+ * pick's samples of a page-cache write weigh their time instead, PC_TAU_NS below). The
  * mean is of the ratios themselves, not of their logarithms: an estimate is of a time, and
  * times add. A queue's burst of 16 reads of 1 MiB is learned as two sums of 8; the first 8 to
  * finish were charged a sixteenth of the time each while all were in flight, the last ones
