@@ -14,7 +14,7 @@
 # --tcg-thread multi: one host thread per vCPU, as every result in bench/results was measured
 # (the tests run with one thread for both; tests/vm/README.md, "TCG and text patching").
 # DMAIO_BENCH_TRACE=1 in the environment is passed to the guest's dmaio-bench (each cell's
-# estimates and auto's path runs, in the .log).
+# estimates and auto's path runs: they come back with the table, at the top of the .txt).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
