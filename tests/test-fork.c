@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -124,6 +126,132 @@ static void one_path(int path, int f1, int f2)
 	dmaio_buf_free(b);
 }
 
+/* ---- fork() during a thread's first use of the library ------------------------------------
+ * glibc (2.36) runs the prepare handlers of fork() without its handler lock, and a handler
+ * registered meanwhile runs neither its prepare nor its child handler in that fork. The
+ * library's fork handlers, registered on first use, could so miss a fork that began before:
+ * CI (stop 58, the 6.12 VM) saw a child of test-fork-busy hang in its first read, in
+ * dmaio_pool_push, on the lock of the parent's worker pool, which a parent thread held in
+ * pthread_create. The thread had made the process's first engine while the fork waited for
+ * the library's locks, so the handler that tells a child its inherited objects was registered
+ * too late, and the child took the parent's pool, rings and queues as its own.
+ *
+ * Here the window is made certain: a prepare handler of the test (registered after the
+ * library's, so it runs first) lets a thread make the process's first transfer through a
+ * worker thread (sendfile) and waits for it; then the child reads through the same path. On
+ * the library that registered its handlers on first use the child waits forever for a worker
+ * thread of the parent's pool (killed by its alarm); it must get its own. Runs first in the
+ * process: nothing may have used an engine or a pool, or made the default context, before. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stage; /* 0 idle, 1 go (fork's prepare is running), 2 the thread's read ended */
+	bool armed;
+	int fd, path;
+	int64_t res;
+	bool bytes_ok;
+} fp = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false, -1, 0, 0, false };
+
+static void *first_user(void *arg)
+{
+	struct dmaio_buf *b = NULL;
+	void *map;
+	int64_t r;
+
+	(void)arg;
+	pthread_mutex_lock(&fp.lock);
+	while (fp.stage < 1)
+		pthread_cond_wait(&fp.cond, &fp.lock);
+	pthread_mutex_unlock(&fp.lock);
+	r = t_alloc(NULL, args.heap_name, 1u << 20, 0, &b);
+	if (!r && !(r = dmaio_buf_map(b, &map))) {
+		r = dmaio_fd_read(fp.fd, 0, b, 0, 1u << 20, DMAIO_RW_PATH(fp.path), NULL);
+		fp.bytes_ok = r == (1 << 20) && pat_check(map, 1u << 20, SEED_FILE, 0) < 0;
+	}
+	dmaio_buf_free(b);
+	pthread_mutex_lock(&fp.lock);
+	fp.res = r;
+	fp.stage = 2;
+	pthread_cond_broadcast(&fp.cond);
+	pthread_mutex_unlock(&fp.lock);
+	return NULL;
+}
+
+static void fp_prepare(void)
+{
+	struct timespec until;
+
+	if (!fp.armed)
+		return;
+	fp.armed = false;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	pthread_mutex_lock(&fp.lock);
+	fp.stage = 1;
+	pthread_cond_broadcast(&fp.cond);
+	while (fp.stage < 2 && pthread_cond_timedwait(&fp.cond, &fp.lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&fp.lock);
+}
+
+static void first_use_child(void **state)
+{
+	struct dmaio_buf *b;
+	void *map;
+
+	(void)state;
+	alarm(30);
+	assert_rc_equal(t_alloc(NULL, args.heap_name, 1u << 20, 0, &b), 0);
+	assert_rc_equal(dmaio_buf_map(b, &map), 0);
+	read_check(b, map, 0, fp.fd, 1u << 20, fp.path, SEED_FILE);
+	dmaio_buf_free(b);
+}
+
+static void test_fork_in_first_use(void **state)
+{
+	struct dmaio_buf *b;
+	pthread_t th;
+	char why[160];
+	int p;
+
+	(void)state;
+	/* one worker thread a pool: a child that took the parent's pool as its own would queue
+	 * its op for the parent's worker, which the child does not have, and wait forever (with
+	 * more, it may start a worker of its own there and get by) */
+	setenv("DMAIO_WORKERS", "1", 1);
+	fp.fd = test_tmpfile(NULL, NULL, 0);
+	assert_true(fp.fd >= 0);
+	assert_int_equal(file_fill_pattern(fp.fd, 0, 1u << 20, SEED_FILE), 0);
+	/* a path whose ops run on the worker threads: sendfile, else the proposed RW_FILE. Asked
+	 * without a transfer (a choice makes no engine and no pool). */
+	assert_rc_equal(test_alloc_or_skip(NULL, args.heap_name, 1u << 20, 0, &b), 0);
+	for (int i = 0; i < 2 && !fp.path; i++) {
+		int want = i ? DMAIO_PATH_RW_FILE : DMAIO_PATH_SENDFILE;
+
+		p = t_choose_path(b, 0, fp.fd, 0, 1u << 20, 0,
+				  DMAIO_RW_PATH(want) | DMAIO_RW_NO_FALLBACK, why, sizeof(why));
+		if (p == want)
+			fp.path = want;
+	}
+	dmaio_buf_free(b);
+	if (!fp.path) {
+		printf("# no path of this buffer runs on worker threads: %s\n", why);
+		close(fp.fd);
+		skip();
+	}
+	assert_int_equal(pthread_create(&th, NULL, first_user, NULL), 0);
+	assert_int_equal(pthread_atfork(fp_prepare, NULL, NULL), 0);
+	fp.armed = true;
+	test_in_child("child of a fork during the first use", first_use_child, NULL);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(fp.stage, 2);
+	assert_rc_equal(fp.res, 1 << 20);
+	assert_true(fp.bytes_ok);
+	printf("# fork during the first transfer (via %s): the child read byte-exact\n",
+	       dmaio_path_name(fp.path));
+	close(fp.fd);
+}
+
 static void test_fork(void **state)
 {
 	static const int paths[] = { DMAIO_PATH_UDMABUF_DIRECT, DMAIO_PATH_BOUNCE_DIRECT,
@@ -143,6 +271,7 @@ static void test_fork(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_in_first_use), /* first: see there */
 		cmocka_unit_test(test_fork),
 	};
 

@@ -27,7 +27,6 @@ static struct dmaio_ctx *default_ctx;
  * the parent). posix_spawn() and vfork() run no fork handlers and take nothing. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER; /* all_ctx */
 static struct dmaio_ctx *all_ctx;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void)
 {
@@ -70,14 +69,17 @@ static void fork_child(void)
 	fork_release();
 }
 
-static void fork_handlers(void)
+/* Registered when the library is loaded, before any context exists: a handler registered
+ * while a fork runs its prepare handlers is not called in that fork (glibc 2.36), so one
+ * registered by the first context could miss a fork that began before (sys/sysio.c, the fork
+ * generation, met that). */
+__attribute__((constructor)) static void fork_handlers(void)
 {
 	pthread_atfork(fork_prepare, fork_release, fork_child);
 }
 
 static void ctx_list_add(struct dmaio_ctx *c)
 {
-	pthread_once(&fork_once, fork_handlers);
 	pthread_mutex_lock(&all_lock);
 	c->all_next = all_ctx;
 	all_ctx = c;

@@ -243,23 +243,30 @@ int sys_pwrite_full(int fd, const char *buf, size_t n, uint64_t off, size_t *mov
 
 /* ---- utilities ---------------------------------------------------------------------------- */
 /* Fork generation: bumped in every child, so objects tell that they were made by another
- * process without a getpid() syscall per call. */
+ * process without a getpid() syscall per call.
+ *
+ * The handler is registered when the library is loaded, before any object can record a
+ * generation. Registered on first use instead, it could miss a fork: glibc (2.36) runs the
+ * prepare handlers without its handler lock, a handler registered meanwhile is not called in
+ * that fork, and the library's prepare handler (api/ctx.c) waits there for the library's
+ * locks. A thread that made the process's first engine and worker pool in that
+ * wait stamped them with the generation the child kept, so the child took them as its own and
+ * waited forever on the pool's lock, which that thread held at the fork (CI, the 6.12 VM;
+ * tests/test-fork.c, test_fork_in_first_use). */
 static unsigned fork_gen;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_child(void)
 {
 	__atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
 }
 
-static void fork_hook(void)
+__attribute__((constructor)) static void fork_hook(void)
 {
 	pthread_atfork(NULL, NULL, fork_child);
 }
 
 unsigned dmaio_fork_generation(void)
 {
-	pthread_once(&fork_once, fork_hook);
 	return __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 }
 

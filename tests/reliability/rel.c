@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Helpers of the reliability tests. See rel.h. */
 #include <elf.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
@@ -168,6 +169,225 @@ void rel_watchdog(unsigned secs)
 		installed = true;
 	}
 	alarm(secs);
+}
+
+/* ---- hang reports ------------------------------------------------------------------------ */
+static void print_file(const char *path, const char *prefix)
+{
+	char line[512];
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "%s%s%s", prefix, line, strchr(line, '\n') ? "" : "\n");
+	fclose(f);
+}
+
+/* The executable mappings of process @pid (at most @max), for the stack scan. */
+struct code_map {
+	uintptr_t lo, hi, off;
+	char name[160];
+};
+
+static size_t code_maps(int pid, struct code_map *m, size_t max)
+{
+	char path[64], line[512];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char perms[8], name[160] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %159s", &m[n].lo, &m[n].hi, perms,
+			   &m[n].off, name) >= 4 && perms[2] == 'x') {
+			const char *base = strrchr(name, '/');
+
+			snprintf(m[n].name, sizeof(m[n].name), "%s", base ? base + 1 : name);
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * A thread in a system call, from /proc/PID/task/TID/syscall (number, six arguments, stack
+ * pointer, program counter): for futex(2), the word at its address and, when the word is a
+ * pthread mutex's, the thread that owned it (glibc: __lock, __count, __owner); then a scan of
+ * its stack for words that point into code, each as object+offset of the file (for addr2line):
+ * a stack without an unwinder (the test VM has no libgcc_s), with stale frames among the live
+ * ones, innermost first. Memory read from /proc/PID/mem (root, or the same user).
+ */
+static void print_syscall_view(int pid, const char *syscall_path)
+{
+	unsigned long nr, a[6], sp, pc;
+	struct code_map maps[64];
+	char path[64];
+	size_t nmaps, shown = 0;
+	FILE *f = fopen(syscall_path, "re");
+	int fd, ok;
+
+	if (!f)
+		return;
+	ok = fscanf(f, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2], &a[3],
+		    &a[4], &a[5], &sp, &pc) == 9;
+	fclose(f);
+	if (!ok)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (nr == 202) {
+		int32_t w[3];
+
+		if (pread(fd, w, sizeof(w), (off_t)a[0]) == (ssize_t)sizeof(w))
+			fprintf(stderr, "    futex word %d; as a pthread mutex: owner tid %d\n", w[0],
+				w[2]);
+	}
+	nmaps = code_maps(pid, maps, sizeof(maps) / sizeof(maps[0]));
+	fprintf(stderr, "    stack scan (code addresses above sp 0x%lx):", sp);
+	for (unsigned long at = sp & ~7ul; at < sp + 65536 && shown < 40; at += 4096) {
+		uintptr_t words[512];
+		ssize_t got = pread(fd, words, sizeof(words), (off_t)at);
+
+		if (got <= 0)
+			break;
+		for (size_t i = 0; i < (size_t)got / sizeof(words[0]) && shown < 40; i++)
+			for (size_t k = 0; k < nmaps; k++)
+				if (words[i] >= maps[k].lo && words[i] < maps[k].hi) {
+					fprintf(stderr, "%s %s+0x%lx", shown % 4 ? "" : "\n     ",
+						maps[k].name,
+						(unsigned long)(words[i] - maps[k].lo + maps[k].off));
+					shown++;
+					break;
+				}
+	}
+	fprintf(stderr, "\n");
+	close(fd);
+}
+
+void rel_dump_task_waits(int pid)
+{
+	char dir[64], path[384];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "  (no %s)\n", dir);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		fprintf(stderr, "  thread %s:\n", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
+		print_file(path, "    comm: ");
+		snprintf(path, sizeof(path), "%s/%s/wchan", dir, de->d_name);
+		print_file(path, "    wchan: ");
+		snprintf(path, sizeof(path), "%s/%s/syscall", dir, de->d_name);
+		print_file(path, "    syscall: ");
+		print_syscall_view(pid, path);
+		snprintf(path, sizeof(path), "%s/%s/stack", dir, de->d_name);
+		print_file(path, "    ");
+	}
+	closedir(d);
+}
+
+void rel_list_tasks(int pid)
+{
+	char dir[64], path[384], comm[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
+		comm[0] = 0;
+		if ((f = fopen(path, "re"))) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = 0;
+			fclose(f);
+		}
+		comm[strcspn(comm, "\n")] = 0;
+		fprintf(stderr, "    tid %s %s\n", de->d_name, comm);
+	}
+	closedir(d);
+}
+
+void rel_dump_code_maps(int pid)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8];
+
+		if (sscanf(line, "%*s %7s", perms) == 1 && perms[2] == 'x')
+			fprintf(stderr, "    %s", line);
+	}
+	fclose(f);
+}
+
+/* async-signal-safe: write(2) only, the unwinder loaded before (rel_install_stack_dump) */
+static void say_hex(uintptr_t v)
+{
+	char b[2 + 16 + 1];
+	int i = (int)sizeof(b);
+
+	b[--i] = ' ';
+	do {
+		b[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v && i > 2);
+	b[--i] = 'x';
+	b[--i] = '0';
+	(void)!write(STDERR_FILENO, b + i, sizeof(b) - (size_t)i);
+}
+
+static void stack_handler(int sig)
+{
+	void *pc[48];
+	int n = backtrace(pc, 48);
+
+	(void)sig;
+	if (n <= 1) {
+		say("  (no unwinder here for the signalled thread's stack: see the stack scan)\n");
+		return;
+	}
+	say("  stack of the signalled thread (return addresses; the code maps follow):\n    ");
+	for (int i = 1; i < n; i++)
+		say_hex((uintptr_t)pc[i]);
+	say("\n");
+}
+
+void rel_install_stack_dump(int sig)
+{
+	struct sigaction sa;
+	void *warm[2];
+
+	backtrace(warm, 2); /* loads the unwinder now, not in the handler */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = stack_handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(sig, &sa, NULL);
 }
 
 /* ---- symbols ------------------------------------------------------------------------------ */

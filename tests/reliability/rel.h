@@ -38,6 +38,25 @@ void rel_install_crash_label(void);
  */
 void rel_watchdog(unsigned secs);
 
+/*
+ * A hang's report where no debugger is (the test VM): print to stderr, for every thread of
+ * process @pid, its name, the kernel function it sleeps in (/proc wchan), its system call with
+ * its arguments (/proc syscall) and its kernel stack (/proc stack, root only).
+ */
+void rel_dump_task_waits(int pid);
+
+/* Print the threads of process @pid to stderr, one line each: tid and name. */
+void rel_list_tasks(int pid);
+
+/* Print the executable mappings of process @pid to stderr (for the addresses of a stack). */
+void rel_dump_code_maps(int pid);
+
+/*
+ * Make @sig print the stack of the thread it interrupts to stderr: its return addresses
+ * (with rel_dump_code_maps' lines, an address's object and offset, for addr2line). Installed in a process that may hang, the signal sent by the one that watches it.
+ */
+void rel_install_stack_dump(int sig);
+
 /* Symbol of a code address of this executable: the name, or NULL; *@off gets the offset. */
 const char *rel_sym(const void *addr, unsigned long *off);
 

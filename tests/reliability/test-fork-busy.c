@@ -17,8 +17,16 @@
  * busy thread gave about 1 hung child in 1000; with these 8 threads the first child hung (gdb:
  * blocked on the inherited context's io_lock in its first queue). 1000 forks by default.
  *
+ * A hang's report: where each of the child's threads waits (/proc: wchan, the system call, a
+ * futex's owner, the kernel stack and a scan of the user stack for code addresses), and the
+ * parent's threads. So CI's stop 58 (the 6.12 VM, no gdb there) was found: 1 early fork in
+ * about 300 hung in dmaio_pool_push, on the parent's pool lock, owned by a busy sync thread
+ * (the fork handler registered too late, sys/sysio.c; tests/test-fork.c has the certain case).
+ *
  * Usage: test-fork-busy [--heap NAME] [--forks N]
- *   Env: DMAIO_TEST_QUICK=1 (fewer forks), DMAIO_TEST_FORKS=N
+ *   Env: DMAIO_TEST_QUICK=1 (fewer forks), DMAIO_TEST_FORKS=N, DMAIO_TEST_FORK_DELAY_US=N (the
+ *   first fork's time after the busy threads start, 20000 by default: the threads' first
+ *   calls, their probes and engines, are the window of child 0)
  * Prints: "forks N, children ok N, hung 0; parent threads: sync N, queue N, probe N, alloc N".
  */
 #include <errno.h>
@@ -47,6 +55,7 @@
 
 static struct test_args args;
 static unsigned nforks = 1000;
+static unsigned fork_delay_us = 20000; /* from the busy threads' start to the first fork */
 
 enum { T_SYNC, T_QUEUE, T_PROBE, T_ALLOC, NKINDS };
 static const char *const kind_name[NKINDS] = { "sync", "queue", "probe", "alloc" };
@@ -65,6 +74,7 @@ static bool stopped(void)
 
 struct busy {
 	int kind, id;
+	int tid; /* for a hang's report: which thread owned the lock */
 	pthread_t th;
 	unsigned long ops;
 };
@@ -252,7 +262,8 @@ static void busy_alloc(struct busy *w)
 static void *busy_main(void *arg)
 {
 	struct busy *w = arg;
-	static void (*const fn[NKINDS])(struct busy *) = { busy_sync, busy_queue, busy_probe,
+
+	__atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELAXED);	static void (*const fn[NKINDS])(struct busy *) = { busy_sync, busy_queue, busy_probe,
 							   busy_alloc };
 
 	fn[w->kind](w);
@@ -279,6 +290,7 @@ static void __attribute__((noreturn)) child_run(unsigned i)
 	int r;
 
 	signal(SIGALRM, SIG_DFL);
+	rel_install_stack_dump(SIGUSR1); /* wait_child's report of a hang */
 	alarm(secs);
 	n = dmaio_fd_read(src_fd, off, child_buf, 0, CHILD_LEN, path_flags(i), NULL);
 	if (n != CHILD_LEN || pat_check(child_map, CHILD_LEN, SEED_SRC, off) >= 0) {
@@ -323,9 +335,10 @@ static void __attribute__((noreturn)) child_run(unsigned i)
 	_exit(0);
 }
 
-/* Wait for child @pid; after its watchdog time less a second, print its stack (gdb, when
- * installed) and kill it: return 1. */
-static int wait_child(pid_t pid, int *st)
+/* Wait for child @pid; after its watchdog time less a second, print where each of its threads
+ * waits (the kernel's view, rel_dump_task_waits), its main thread's stack (SIGUSR1) and every
+ * thread's (gdb, when installed), and kill it: return 1. */
+static int wait_child(pid_t pid, int *st, const struct busy *w, unsigned nw)
 {
 	double end = test_now() + child_secs() - 1;
 	pid_t r;
@@ -336,6 +349,15 @@ static int wait_child(pid_t pid, int *st)
 		return 0;
 	if (r < 0 && errno != EINTR)
 		fail_msg("waitpid: %s", strerror(errno));
+	fprintf(stderr, "child %d hangs; where its threads wait:\n", (int)pid);
+	rel_dump_task_waits((int)pid);
+	kill(pid, SIGUSR1);
+	sleep(2);
+	rel_dump_code_maps((int)pid);
+	fprintf(stderr, "  the parent's threads (the main thread is tid %d):\n", (int)getpid());
+	for (unsigned i = 0; i < nw; i++)
+		fprintf(stderr, "    tid %d: busy %s thread %u\n", w[i].tid, kind_name[w[i].kind], i);
+	rel_list_tasks((int)getpid());
 	if (system("command -v gdb >/dev/null 2>&1") == 0) {
 		char cmd[160];
 
@@ -377,7 +399,7 @@ static void test_fork_busy(void **state)
 		w[i].id = (int)i;
 		assert_int_equal(pthread_create(&w[i].th, NULL, busy_main, &w[i]), 0);
 	}
-	usleep(20000);
+	usleep(fork_delay_us);
 	for (unsigned i = 0; i < nforks && !test_failures(); i++) {
 		int st, hang;
 		pid_t pid = fork();
@@ -385,7 +407,7 @@ static void test_fork_busy(void **state)
 		if (pid == 0)
 			child_run(i);
 		assert_true(pid > 0);
-		hang = wait_child(pid, &st); /* hung: its stack printed, killed */
+		hang = wait_child(pid, &st, w, NKINDS * 2); /* hung: its stack printed, killed */
 		if (hang || (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)) {
 			hung++;
 			test_fail("child %u hung (killed by its watchdog)", i);
@@ -439,6 +461,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	if (getenv("DMAIO_TEST_FORK_DELAY_US") && *getenv("DMAIO_TEST_FORK_DELAY_US"))
+		fork_delay_us = (unsigned)strtoul(getenv("DMAIO_TEST_FORK_DELAY_US"), NULL, 10);
 	if (env && *env)
 		nforks = (unsigned)strtoul(env, NULL, 10);
 	else if (test_quick())
