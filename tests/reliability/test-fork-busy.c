@@ -19,9 +19,10 @@
  *
  * A hang's report: where each of the child's threads waits (/proc: wchan, the system call, a
  * futex's owner, the kernel stack and a scan of the user stack for code addresses), and the
- * parent's threads. So CI's stop 58 (the 6.12 VM, no gdb there) was found: 1 early fork in
- * about 300 hung in dmaio_pool_push, on the parent's pool lock, owned by a busy sync thread
- * (the fork handler registered too late, sys/sysio.c; tests/test-fork.c has the certain case).
+ * parent's threads. So CI's stop 58 (the 6.12 VM, no gdb there) was found: 1 run in about
+ * 200 (its first fork, 4-12 ms after the threads started) hung in dmaio_pool_push, on the
+ * parent's pool lock, owned by a busy sync thread (the fork handler registered too late,
+ * sys/sysio.c; tests/test-fork.c makes that case certain).
  *
  * Usage: test-fork-busy [--heap NAME] [--forks N]
  *   Env: DMAIO_TEST_QUICK=1 (fewer forks), DMAIO_TEST_FORKS=N, DMAIO_TEST_FORK_DELAY_US=N (the
