@@ -146,11 +146,12 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int stage; /* 0 idle, 1 go (fork's prepare is running), 2 the thread's read ended */
-	bool armed;
+	bool armed, joined;
+	pthread_t th;
 	int fd, path;
 	int64_t res;
 	bool bytes_ok;
-} fp = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false, -1, 0, 0, false };
+} fp = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .fd = -1 };
 
 static void *first_user(void *arg)
 {
@@ -192,6 +193,10 @@ static void fp_prepare(void)
 	while (fp.stage < 2 && pthread_cond_timedwait(&fp.cond, &fp.lock, &until) == 0)
 		;
 	pthread_mutex_unlock(&fp.lock);
+	/* the thread gone before the fork: under AddressSanitizer a thread's exit takes the
+	 * allocator's locks, which GCC 12's libasan does not hold across fork() (test-fork-busy) */
+	if (fp.stage == 2)
+		fp.joined = pthread_join(fp.th, NULL) == 0;
 }
 
 static void first_use_child(void **state)
@@ -210,7 +215,6 @@ static void first_use_child(void **state)
 static void test_fork_in_first_use(void **state)
 {
 	struct dmaio_buf *b;
-	pthread_t th;
 	char why[160];
 	int p;
 
@@ -239,11 +243,12 @@ static void test_fork_in_first_use(void **state)
 		close(fp.fd);
 		skip();
 	}
-	assert_int_equal(pthread_create(&th, NULL, first_user, NULL), 0);
+	assert_int_equal(pthread_create(&fp.th, NULL, first_user, NULL), 0);
 	assert_int_equal(pthread_atfork(fp_prepare, NULL, NULL), 0);
 	fp.armed = true;
 	test_in_child("child of a fork during the first use", first_use_child, NULL);
-	assert_int_equal(pthread_join(th, NULL), 0);
+	if (!fp.joined)
+		assert_int_equal(pthread_join(fp.th, NULL), 0);
 	assert_int_equal(fp.stage, 2);
 	assert_rc_equal(fp.res, 1 << 20);
 	assert_true(fp.bytes_ok);
