@@ -271,7 +271,8 @@ static void print_syscall_view(int pid, const char *syscall_path)
 	close(fd);
 }
 
-void rel_dump_task_waits(int pid)
+/* Each thread of process @pid: its tid and name on one line, or (@waits) where it waits */
+static void each_task(int pid, bool waits)
 {
 	char dir[64], path[384];
 	struct dirent *de;
@@ -286,8 +287,15 @@ void rel_dump_task_waits(int pid)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		fprintf(stderr, "  thread %s:\n", de->d_name);
 		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
+		if (!waits) {
+			char head[300];
+
+			snprintf(head, sizeof(head), "    tid %s ", de->d_name);
+			print_file(path, head);
+			continue;
+		}
+		fprintf(stderr, "  thread %s:\n", de->d_name);
 		print_file(path, "    comm: ");
 		snprintf(path, sizeof(path), "%s/%s/wchan", dir, de->d_name);
 		print_file(path, "    wchan: ");
@@ -300,32 +308,14 @@ void rel_dump_task_waits(int pid)
 	closedir(d);
 }
 
+void rel_dump_task_waits(int pid)
+{
+	each_task(pid, true);
+}
+
 void rel_list_tasks(int pid)
 {
-	char dir[64], path[384], comm[64];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
-		comm[0] = 0;
-		if ((f = fopen(path, "re"))) {
-			if (!fgets(comm, sizeof(comm), f))
-				comm[0] = 0;
-			fclose(f);
-		}
-		comm[strcspn(comm, "\n")] = 0;
-		fprintf(stderr, "    tid %s %s\n", de->d_name, comm);
-	}
-	closedir(d);
+	each_task(pid, false);
 }
 
 void rel_dump_code_maps(int pid)
