@@ -335,30 +335,32 @@ static struct dmaio_ctx *learning_ctx(void)
 	return c;
 }
 
-/* one finished request of path p measured at factor x its model */
-static void measure(struct dmaio_req *r, int path, double x)
+/* path's estimate of request r: its model's time (without setup) and its cost key */
+static double model_of(struct dmaio_req *r, int path, uint32_t *key)
 {
 	struct view v;
 	const struct dmaio_cost_est *e;
 
 	look(r, 0, &v);
 	e = est_of(&v, path);
-	r->cost_key = e->key;
-	r->cost_model_ns = e->ops_ns + e->bytes_ns + e->walk_ns;
+	*key = e->key;
+	return e->ops_ns + e->bytes_ns + e->walk_ns;
+}
+
+/* one finished request of path p measured at factor x its model */
+static void measure(struct dmaio_req *r, int path, double x)
+{
+	r->cost_model_ns = model_of(r, path, &r->cost_key);
 	dmaio_cost_learn(r, (uint64_t)(r->cost_model_ns * x));
 }
 
 /* the same, an exploration's request alone (learned as any path's: cost.c, PC_TAU_NS) */
 static void measure_explored(struct dmaio_req *r, int path, double x)
 {
-	struct view v;
-	const struct dmaio_cost_est *e;
-	double m;
+	uint32_t key;
+	double m = model_of(r, path, &key);
 
-	look(r, 0, &v);
-	e = est_of(&v, path);
-	m = e->ops_ns + e->bytes_ns + e->walk_ns;
-	dmaio_cost_learn_explored(r->ctx, e->key, m * x, m);
+	dmaio_cost_learn_explored(r->ctx, key, m * x, m);
 }
 
 /* one sum of the pick's requests of path that took span_ns, at factor x their model */
